@@ -165,33 +165,33 @@ pub fn format_clock(secs: Seconds) -> String {
     format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
-/// Parses `h:mm:ss` (also `mm:ss`; fractions of a second are dropped).
+/// Parses `h:mm:ss` (also `mm:ss`); a fraction of a second (`0:00:05.3`,
+/// as some PGN files write it) is dropped.
 pub fn parse_clock(text: &str) -> Option<Seconds> {
-    let mut parts = text.split(':');
+    let fields: Vec<&str> = text.split(':').collect();
+    if !(2..=3).contains(&fields.len()) {
+        return None;
+    }
+    let last = fields.len() - 1;
     let mut total: u64 = 0;
-    let mut count = 0;
-    for (i, part) in parts.by_ref().enumerate() {
-        if i >= 3 {
-            return None;
-        }
-        let part = if i == text.matches(':').count() {
-            // The seconds field may carry a fraction.
-            part.split('.').next().unwrap_or(part)
-        } else {
-            part
+    for (i, field) in fields.iter().enumerate() {
+        let whole = match field.split_once('.') {
+            Some((whole, fraction)) if i == last => {
+                if fraction.is_empty() || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                whole
+            }
+            _ => field,
         };
-        if part.is_empty() || part.len() > 6 || !part.bytes().all(|b| b.is_ascii_digit()) {
+        if whole.is_empty() || whole.len() > 6 || !whole.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
-        let value: u64 = part.parse().ok()?;
+        let value: u64 = whole.parse().ok()?;
         if i > 0 && value >= 60 {
             return None;
         }
         total = total * 60 + value;
-        count += 1;
-    }
-    if count < 2 {
-        return None;
     }
     Seconds::try_from(total).ok()
 }
@@ -208,7 +208,16 @@ mod tests {
         assert_eq!(parse_clock("0:00:05.3"), Some(5));
         assert_eq!(format_clock(5405), "1:30:05");
         assert_eq!(format_clock(59), "0:00:59");
-        for bad in ["", ":", "1:60:00", "a:00:00", "1:2:3:4", "5", "1:-1:00", "1:00:0.5.5"] {
+        for bad in [
+            "",
+            ":",
+            "1:60:00",
+            "a:00:00",
+            "1:2:3:4",
+            "5",
+            "1:-1:00",
+            "1:00:0.5.5",
+        ] {
             assert_eq!(parse_clock(bad), None, "{bad}");
         }
     }
@@ -216,8 +225,14 @@ mod tests {
     #[test]
     fn scan_display() {
         let scan = Scan::from_board(&shakmaty::Board::default(), false);
-        assert_eq!(scan.to_string(), "xxxxxxxx/xxxxxxxx/8/8/8/8/xxxxxxxx/xxxxxxxx");
+        assert_eq!(
+            scan.to_string(),
+            "xxxxxxxx/xxxxxxxx/8/8/8/8/xxxxxxxx/xxxxxxxx"
+        );
         let scan = Scan::from_board(&shakmaty::Board::default(), true);
-        assert_eq!(scan.to_string(), "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+        assert_eq!(
+            scan.to_string(),
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
+        );
     }
 }

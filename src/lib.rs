@@ -1,8 +1,33 @@
 //! eboard: watches electronic chess boards, reconstructs the moves really
 //! played with the FIDE meaning of *made* and *completed* moves, alerts the
 //! arbiter and writes PGN.
+//!
+//! The pieces, in the order data flows through them: [`event`] (what a board
+//! reports), [`script`] (the board-script text form of events), [`engine`]
+//! (the pure reconstruction engine, with [`sensed`] and [`matcher`]), [`game`]
+//! and [`alert`] (what it records), [`pgn`] (the PGN writer and reader),
+//! [`simulate`] (board sessions made from PGN games, for tests), [`replay`]
+//! (a whole script through the engine).
 
+pub mod alert;
+pub mod cli;
+pub mod engine;
 pub mod event;
+pub mod game;
+pub mod matcher;
 pub mod pgn;
+pub mod replay;
+pub mod rules;
+pub mod script;
+pub mod sensed;
+pub mod simulate;
 
+pub use alert::{Alert, AlertKind};
+pub use engine::{Engine, EngineConfig, EngineError, GameEvent};
 pub use event::{BoardEvent, ClaimKind, Millis, Scan, Seconds, Sensed, TimedEvent};
+pub use game::{Game, RecordedMove, Termination};
+pub use replay::{GameReport, ReplayError, replay_script};
+pub use rules::RuleSet;
+pub use script::{ScriptError, parse_script, write_script};
+pub use sensed::SensedBoard;
+pub use simulate::{Noise, SimOptions, simulate};

@@ -1,0 +1,155 @@
+//! The command line: `eboard replay`, `eboard simulate`.
+
+use std::{
+    io::{self, Read, Write},
+    path::PathBuf,
+    process::ExitCode,
+};
+
+use clap::{Parser, Subcommand};
+
+use crate::{
+    engine::EngineConfig,
+    pgn::read_games,
+    replay::{GameReport, replay_script, reported_games},
+    rules::RuleSet,
+    script::write_script,
+    simulate::{Noise, SimOptions, simulate},
+};
+
+/// Watches electronic chess boards: reconstructs the moves really played,
+/// alerts the arbiter, writes PGN.
+#[derive(Debug, Parser)]
+#[command(name = "eboard", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Reads a board script and prints the PGN of every game in it.
+    Replay {
+        /// The board script (`-` for standard input).
+        file: PathBuf,
+        /// Print one JSON object per game (JSON lines) instead of PGN.
+        #[arg(long)]
+        json: bool,
+        /// The rule set: standard, rapid or blitz.
+        #[arg(long, default_value = "standard", value_parser = clap::value_parser!(RuleSet))]
+        rules: RuleSet,
+        /// How long (ms) a board state must stand before it counts; shorter
+        /// states are sliding pieces and sensor flicker.
+        #[arg(long, default_value_t = EngineConfig::default().settle_ms)]
+        settle_ms: u64,
+    },
+    /// Turns every game of a PGN file into a board script, the way people
+    /// really play.
+    Simulate {
+        /// The PGN file (`-` for standard input).
+        file: PathBuf,
+        /// Random seed: the same seed gives the same script.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// An occupancy-only board (no piece letters).
+        #[arg(long)]
+        occupancy: bool,
+        /// Press the clock after each move, with time reports.
+        #[arg(long)]
+        clock: bool,
+        /// Noise: none, human or rough.
+        #[arg(long, default_value = "human", value_parser = clap::value_parser!(Noise))]
+        noise: Noise,
+    },
+}
+
+impl clap::builder::ValueParserFactory for RuleSet {
+    type Parser = clap::builder::ValueParser;
+    fn value_parser() -> Self::Parser {
+        clap::builder::ValueParser::new(|s: &str| s.parse::<RuleSet>())
+    }
+}
+
+impl clap::builder::ValueParserFactory for Noise {
+    type Parser = clap::builder::ValueParser;
+    fn value_parser() -> Self::Parser {
+        clap::builder::ValueParser::new(|s: &str| s.parse::<Noise>())
+    }
+}
+
+/// A failure to report: one line, and the exit status.
+struct Failure(String);
+
+fn read_input(path: &PathBuf) -> Result<(String, String), Failure> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| Failure(format!("<stdin>: {e}")))?;
+        Ok(("<stdin>".to_owned(), text))
+    } else {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| Failure(format!("{name}: {e}")))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| Failure(format!("{name}: not UTF-8 text ({e})")))?;
+        Ok((name, text))
+    }
+}
+
+/// Runs the command line; returns the process exit status (2 for bad input).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut stdout = io::stdout().lock();
+    match run(cli, &mut stdout) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(message)) => {
+            let _ = stdout.flush();
+            eprintln!("eboard: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
+    let write_err = |e: io::Error| Failure(format!("writing output: {e}"));
+    match cli.command {
+        Command::Replay {
+            file,
+            json,
+            rules,
+            settle_ms,
+        } => {
+            let (name, text) = read_input(&file)?;
+            let config = EngineConfig { settle_ms, rules };
+            let engine = replay_script(&name, &text, config).map_err(|e| Failure(e.to_string()))?;
+            for game in reported_games(&engine) {
+                if json {
+                    let line = serde_json::to_string(&GameReport::new(game))
+                        .map_err(|e| Failure(e.to_string()))?;
+                    writeln!(out, "{line}").map_err(write_err)?;
+                } else {
+                    write!(out, "{}", game.to_pgn()).map_err(write_err)?;
+                }
+            }
+        }
+        Command::Simulate {
+            file,
+            seed,
+            occupancy,
+            clock,
+            noise,
+        } => {
+            let (name, text) = read_input(&file)?;
+            let games = read_games(text.as_bytes()).map_err(|e| Failure(format!("{name}: {e}")))?;
+            let opts = SimOptions {
+                seed,
+                occupancy,
+                clock,
+                noise,
+            };
+            out.write_all(write_script(&simulate(&games, &opts)).as_bytes())
+                .map_err(write_err)?;
+        }
+    }
+    out.flush().map_err(write_err)
+}

@@ -1,0 +1,275 @@
+//! The record of one game: its moves, alerts and result.
+
+use shakmaty::{
+    Chess, Color, EnPassantMode, KnownOutcome, Move, MoveList, Outcome, Position, fen::Fen,
+    san::SanPlus, uci::UciMove,
+};
+
+use crate::{
+    alert::Alert,
+    event::{Millis, Seconds},
+    pgn::{PgnGame, PgnMove, write_pgn},
+};
+
+/// How a game ended. The snake_case names are a public contract
+/// (`replay --json`): extend, never rename.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Termination {
+    /// Art. 5.1.1.
+    Checkmate,
+    /// Art. 5.2.1.
+    Stalemate,
+    /// Art. 5.1.2.
+    Resignation,
+    /// Art. 6.9.
+    TimeForfeit,
+    /// Art. 5.2.3.
+    Agreement,
+    /// A result the arbiter recorded.
+    ArbiterDecision,
+    /// Ended without a result (`*`).
+    Abandoned,
+}
+
+impl Termination {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Termination::Checkmate => "checkmate",
+            Termination::Stalemate => "stalemate",
+            Termination::Resignation => "resignation",
+            Termination::TimeForfeit => "time_forfeit",
+            Termination::Agreement => "agreement",
+            Termination::ArbiterDecision => "arbiter_decision",
+            Termination::Abandoned => "abandoned",
+        }
+    }
+
+    /// A sentence for the PGN comment after the last move.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Termination::Checkmate => "Checkmate (Art. 5.1.1)",
+            Termination::Stalemate => "Stalemate (Art. 5.2.1)",
+            Termination::Resignation => "Resignation (Art. 5.1.2)",
+            Termination::TimeForfeit => "Flag fall (Art. 6.9)",
+            Termination::Agreement => "Draw agreed (Art. 5.2.3)",
+            Termination::ArbiterDecision => "Result recorded by the arbiter",
+            Termination::Abandoned => "Game abandoned without a result",
+        }
+    }
+}
+
+/// One recorded move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedMove {
+    /// The move.
+    pub mv: Move,
+    /// Its SAN with check or mate suffix.
+    pub san: SanPlus,
+    /// When it was made: the piece released with the board showing its result (Art. 4.7).
+    pub made_at: Millis,
+    /// When it was completed: the clock pressed, the opponent started moving,
+    /// or the move ended the game (Art. 6.2.1).
+    pub completed_at: Option<Millis>,
+    /// The mover's remaining time after the move, when a clock reports it.
+    pub clock: Option<Seconds>,
+}
+
+/// A game: start position, moves, alerts, result.
+#[derive(Debug, Clone)]
+pub struct Game {
+    /// PGN tags given for the game (`White`, `Black`, ...).
+    pub tags: Vec<(String, String)>,
+    setup: Option<Fen>,
+    positions: Vec<Chess>,
+    /// For each position, the sequence number of the event from which the
+    /// board showed it: squares touched after it may belong to the next move.
+    bases: Vec<u64>,
+    moves: Vec<RecordedMove>,
+    /// Alerts raised during the game.
+    pub alerts: Vec<Alert>,
+    outcome: Outcome,
+    termination: Option<Termination>,
+    legal: MoveList,
+}
+
+impl Game {
+    /// A game starting from `start`; `basis` is the sequence number of the
+    /// event from which the board showed it.
+    pub fn new(start: Chess, basis: u64) -> Game {
+        let setup =
+            (start != Chess::default()).then(|| Fen::from_position(&start, EnPassantMode::Legal));
+        let legal = start.legal_moves();
+        Game {
+            tags: Vec::new(),
+            setup,
+            positions: vec![start],
+            bases: vec![basis],
+            moves: Vec::new(),
+            alerts: Vec::new(),
+            outcome: Outcome::Unknown,
+            termination: None,
+            legal,
+        }
+    }
+
+    /// The position after the recorded moves.
+    pub fn position(&self) -> &Chess {
+        self.positions.last().expect("a game has a start position")
+    }
+
+    /// The position after the first `ply` moves.
+    pub fn position_at(&self, ply: usize) -> Option<&Chess> {
+        self.positions.get(ply)
+    }
+
+    /// The start position.
+    pub fn start(&self) -> &Chess {
+        &self.positions[0]
+    }
+
+    /// The legal moves in the current position.
+    pub fn legal_moves(&self) -> &MoveList {
+        &self.legal
+    }
+
+    /// The recorded moves.
+    pub fn moves(&self) -> &[RecordedMove] {
+        &self.moves
+    }
+
+    /// Number of half-moves recorded.
+    pub fn ply(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// The sequence number from which the board showed the position after `ply` moves.
+    pub fn basis(&self, ply: usize) -> u64 {
+        self.bases[ply]
+    }
+
+    /// The result (`*` while the game goes on).
+    pub fn outcome(&self) -> Outcome {
+        self.outcome
+    }
+
+    /// How the game ended, once it has.
+    pub fn termination(&self) -> Option<Termination> {
+        self.termination
+    }
+
+    /// Whether the game is over.
+    pub fn is_over(&self) -> bool {
+        self.termination.is_some()
+    }
+
+    /// Whether anything happened in the game yet.
+    pub fn is_untouched(&self) -> bool {
+        self.moves.is_empty() && self.alerts.is_empty() && !self.is_over()
+    }
+
+    /// Sets a PGN tag, replacing an earlier value.
+    pub fn set_tag(&mut self, name: &str, value: &str) {
+        match self.tags.iter_mut().find(|(n, _)| n == name) {
+            Some(tag) => tag.1 = value.to_owned(),
+            None => self.tags.push((name.to_owned(), value.to_owned())),
+        }
+    }
+
+    /// Appends a move (legal in the current position) made at `made_at`,
+    /// with `basis` as the event from which the board showed its result.
+    pub(crate) fn push_move(&mut self, mv: Move, made_at: Millis, basis: u64) {
+        let mut pos = self.position().clone();
+        let san = SanPlus::from_move_and_play_unchecked(&mut pos, mv);
+        self.legal = pos.legal_moves();
+        self.positions.push(pos);
+        self.bases.push(basis);
+        self.moves.push(RecordedMove {
+            mv,
+            san,
+            made_at,
+            completed_at: None,
+            clock: None,
+        });
+    }
+
+    /// Removes the last `n` moves.
+    pub(crate) fn truncate(&mut self, ply: usize) {
+        self.moves.truncate(ply);
+        self.positions.truncate(ply + 1);
+        self.bases.truncate(ply + 1);
+        self.legal = self.position().legal_moves();
+    }
+
+    pub(crate) fn moves_mut(&mut self) -> &mut [RecordedMove] {
+        &mut self.moves
+    }
+
+    /// Ends the game.
+    pub(crate) fn finish(&mut self, outcome: Outcome, termination: Termination) {
+        self.outcome = outcome;
+        self.termination = Some(termination);
+    }
+
+    /// The side that made move number `ply` (1-based).
+    pub fn mover(&self, ply: usize) -> Color {
+        self.positions[ply - 1].turn()
+    }
+
+    /// The final position as FEN.
+    pub fn fen(&self) -> String {
+        Fen::from_position(self.position(), EnPassantMode::Legal).to_string()
+    }
+
+    /// The moves in UCI notation.
+    pub fn uci_moves(&self) -> Vec<String> {
+        self.moves
+            .iter()
+            .map(|m| UciMove::from_standard(m.mv).to_string())
+            .collect()
+    }
+
+    /// The game as PGN (every recorded move, completed or not).
+    pub fn to_pgn(&self) -> String {
+        self.to_pgn_upto(self.moves.len())
+    }
+
+    /// The game as PGN with only its first `ply` moves (for broadcasts, which
+    /// publish completed moves only).
+    pub fn to_pgn_upto(&self, ply: usize) -> String {
+        let ply = ply.min(self.moves.len());
+        let complete = ply == self.moves.len();
+        let game = PgnGame {
+            tags: self.tags.clone(),
+            setup: self.setup.clone(),
+            moves: self.moves[..ply]
+                .iter()
+                .map(|m| PgnMove {
+                    san: m.san,
+                    clock: m.clock,
+                    comment: None,
+                })
+                .collect(),
+            result: if complete {
+                self.outcome
+            } else {
+                Outcome::Unknown
+            },
+            final_comment: self
+                .termination
+                .filter(|_| complete)
+                .map(|t| t.describe().to_owned()),
+        };
+        write_pgn(&game)
+    }
+}
+
+/// The outcome of a win for `winner`.
+pub fn win(winner: Color) -> Outcome {
+    Outcome::Known(KnownOutcome::Decisive { winner })
+}
+
+/// A draw.
+pub fn draw() -> Outcome {
+    Outcome::Known(KnownOutcome::Draw)
+}

@@ -1,0 +1,301 @@
+//! Explaining a sensed board by legal moves.
+//!
+//! A candidate sequence of moves explains the sensors when the position it
+//! leads to has the sensed occupancy, agrees with every reported piece
+//! identity, and every square the moves involve was touched since the
+//! position they start from. The last condition is what tells a capture
+//! apart from the other captures the same piece could have made: on an
+//! occupancy board the captured square reads occupied before and after, so
+//! only the event that emptied it for a moment shows which square it was.
+//! Such a capture is also read only once a piece was put on the captured
+//! square after the capturing piece left its square (Art. 4.7.1: the capture
+//! is made when the player has released his piece there), so a capturing
+//! piece still in the hand, or a piece straightened on a square the
+//! opponent could take, is not a capture.
+
+use shakmaty::{Bitboard, Chess, Color, Move, MoveList, Position, Role, Square};
+
+use crate::sensed::SensedBoard;
+
+/// The squares whose content a move changes.
+pub fn move_squares(m: Move, turn: Color) -> Bitboard {
+    match m {
+        Move::Normal { from, to, .. } => Bitboard::from_square(from).with(to),
+        Move::EnPassant { from, to } => Bitboard::from_square(from)
+            .with(to)
+            .with(Square::from_coords(to.file(), from.rank())),
+        Move::Castle { king, rook } => {
+            let side = m.castling_side().expect("castle has a side");
+            Bitboard::from_square(king)
+                .with(rook)
+                .with(side.king_to(turn))
+                .with(side.rook_to(turn))
+        }
+        Move::Put { to, .. } => Bitboard::from_square(to),
+    }
+}
+
+/// The occupancy after `m`, computed without playing it.
+pub fn occupancy_after(occupied: Bitboard, m: Move, turn: Color) -> Bitboard {
+    match m {
+        Move::Normal { from, to, .. } => occupied.without(from).with(to),
+        Move::EnPassant { from, to } => occupied
+            .without(from)
+            .without(Square::from_coords(to.file(), from.rank()))
+            .with(to),
+        Move::Castle { king, rook } => {
+            let side = m.castling_side().expect("castle has a side");
+            occupied
+                .without(king)
+                .without(rook)
+                .with(side.king_to(turn))
+                .with(side.rook_to(turn))
+        }
+        Move::Put { to, .. } => occupied.with(to),
+    }
+}
+
+/// What a search found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Explanation {
+    /// Nothing of this length explains the sensors.
+    None,
+    /// Exactly one sequence does (promotion pieces the board cannot tell
+    /// apart are read as queens).
+    Unique(Vec<Move>),
+    /// Several different sequences do: wait for more events.
+    Ambiguous,
+}
+
+/// Finds the sequences of exactly `plies` legal moves from `pos` that explain
+/// `sensed`, using only moves whose squares were all touched by events after
+/// sequence number `since` (when the board first showed `pos`).
+/// `legal` must be `pos.legal_moves()`.
+pub fn explain(
+    pos: &Chess,
+    legal: &MoveList,
+    sensed: &SensedBoard,
+    since: u64,
+    plies: usize,
+) -> Explanation {
+    let touched = sensed.touched_since(since);
+    if touched.count() < 2 {
+        // Every move changes at least two squares.
+        return Explanation::None;
+    }
+    let mut found: Vec<Vec<Move>> = Vec::new();
+    let mut path = Vec::with_capacity(plies);
+    let ctx = Context {
+        sensed,
+        touched,
+        since,
+    };
+    search(&ctx, pos, legal, plies, &mut path, &mut found);
+    pick(found)
+}
+
+struct Context<'a> {
+    sensed: &'a SensedBoard,
+    touched: Bitboard,
+    since: u64,
+}
+
+impl Context<'_> {
+    /// Whether the events could have made `m`: all its squares touched, and
+    /// for a capture whose square reads occupied before and after, a piece
+    /// put there after the capturing piece was lifted (for a promotion, the
+    /// new piece may go down before the pawn is removed, Art. 4.6.2).
+    fn admits(&self, m: Move, turn: Color) -> bool {
+        if !move_squares(m, turn).is_subset(self.touched) {
+            return false;
+        }
+        match m {
+            Move::Normal {
+                from,
+                capture: Some(_),
+                to,
+                promotion,
+                ..
+            } => {
+                let placed = self.sensed.last_place(to);
+                placed > self.since
+                    && (promotion.is_some() || placed >= self.sensed.last_lift(from))
+            }
+            _ => true,
+        }
+    }
+}
+
+fn search(
+    ctx: &Context<'_>,
+    pos: &Chess,
+    legal: &MoveList,
+    plies: usize,
+    path: &mut Vec<Move>,
+    found: &mut Vec<Vec<Move>>,
+) {
+    let sensed = ctx.sensed;
+    let turn = pos.turn();
+    let occupied = pos.board().occupied();
+    for &m in legal {
+        if !ctx.admits(m, turn) {
+            continue;
+        }
+        if plies == 1 {
+            if occupancy_after(occupied, m, turn) != sensed.occupied() {
+                continue;
+            }
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            if sensed.identities_agree(after.board()) {
+                let mut seq = path.clone();
+                seq.push(m);
+                found.push(seq);
+            }
+        } else {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let next = after.legal_moves();
+            path.push(m);
+            search(ctx, &after, &next, plies - 1, path, found);
+            path.pop();
+        }
+    }
+}
+
+/// Keeps one sequence per way of moving the pieces; sequences that differ only
+/// in promotion pieces the sensors could not tell apart become the queen one.
+fn pick(found: Vec<Vec<Move>>) -> Explanation {
+    let key = |seq: &[Move]| -> Vec<(Option<Square>, Square, bool)> {
+        seq.iter()
+            .map(|m| (m.from(), m.to(), m.is_castle()))
+            .collect()
+    };
+    let mut iter = found.into_iter();
+    let Some(mut best) = iter.next() else {
+        return Explanation::None;
+    };
+    let best_key = key(&best);
+    for seq in iter {
+        if key(&seq) != best_key {
+            return Explanation::Ambiguous;
+        }
+        if queens(&seq) > queens(&best) {
+            best = seq;
+        }
+    }
+    Explanation::Unique(best)
+}
+
+fn queens(seq: &[Move]) -> usize {
+    seq.iter()
+        .filter(|m| m.promotion() == Some(Role::Queen))
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::uci::UciMove;
+
+    fn mv(pos: &Chess, uci: &str) -> Move {
+        uci.parse::<UciMove>().unwrap().to_move(pos).unwrap()
+    }
+
+    #[test]
+    fn occupancy_without_playing_matches_playing() {
+        let fens = [
+            "r3k2r/pppq1ppp/2n2n2/3pp3/1b1PP1b1/2N2N2/PPPQ1PPP/R3K2R w KQkq - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "r1b1k2r/1P6/8/8/8/8/6p1/4K2R b Kkq - 0 1",
+        ];
+        for fen in fens {
+            let pos: Chess = fen
+                .parse::<shakmaty::fen::Fen>()
+                .unwrap()
+                .into_position(shakmaty::CastlingMode::Standard)
+                .unwrap();
+            for m in pos.legal_moves() {
+                let mut after = pos.clone();
+                after.play_unchecked(m);
+                assert_eq!(
+                    occupancy_after(pos.board().occupied(), m, pos.turn()),
+                    after.board().occupied(),
+                    "{fen} {m:?}"
+                );
+                let changed = pos.board().occupied() ^ after.board().occupied();
+                assert!(
+                    changed.is_subset(move_squares(m, pos.turn())),
+                    "{fen} {m:?}"
+                );
+            }
+        }
+    }
+
+    fn setup(fen: &str) -> Chess {
+        fen.parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Standard)
+            .unwrap()
+    }
+
+    #[test]
+    fn capture_square_must_be_touched() {
+        // A knight on d4 that can take on e6 or f5: the occupancy after
+        // either capture is the same, only the touched square differs.
+        let pos = setup("4k3/8/4p3/5p2/3N4/8/8/4K3 w - - 0 1");
+        let legal = pos.legal_moves();
+        let mut sensed = SensedBoard::showing(pos.board());
+        sensed.lift(Square::D4, 1);
+        // The knight in the hand is not a capture of anything.
+        assert_eq!(explain(&pos, &legal, &sensed, 0, 1), Explanation::None);
+        sensed.lift(Square::E6, 2);
+        sensed.place(Square::E6, None, 3);
+        assert_eq!(
+            explain(&pos, &legal, &sensed, 0, 1),
+            Explanation::Unique(vec![mv(&pos, "d4e6")])
+        );
+        // Flicker on f5 as well: either capture could be meant.
+        sensed.lift(Square::F5, 4);
+        sensed.place(Square::F5, None, 5);
+        assert_eq!(explain(&pos, &legal, &sensed, 0, 1), Explanation::Ambiguous);
+        // Touches before the position's basis do not count.
+        assert_eq!(explain(&pos, &legal, &sensed, 5, 1), Explanation::None);
+    }
+
+    #[test]
+    fn piece_straightened_before_the_lift_is_not_captured() {
+        // White straightened the knight on e6 before Black lifted his king:
+        // the king in the hand is not Kxe6.
+        let pos = setup("8/8/4N3/4k3/8/8/8/4K3 b - - 0 1");
+        let legal = pos.legal_moves();
+        let mut sensed = SensedBoard::showing(pos.board());
+        sensed.lift(Square::E6, 1);
+        sensed.place(Square::E6, None, 2);
+        sensed.lift(Square::E5, 3);
+        assert_eq!(explain(&pos, &legal, &sensed, 0, 1), Explanation::None);
+        sensed.place(Square::E4, None, 4);
+        assert_eq!(
+            explain(&pos, &legal, &sensed, 0, 1),
+            Explanation::Unique(vec![mv(&pos, "e5e4")])
+        );
+    }
+
+    #[test]
+    fn occupancy_promotion_reads_as_queen() {
+        let pos = setup("8/4P3/8/8/8/8/k7/4K3 w - - 0 1");
+        let mut sensed = SensedBoard::showing(pos.board());
+        sensed.lift(Square::E7, 1);
+        sensed.place(Square::E8, None, 2);
+        assert_eq!(
+            explain(&pos, &pos.legal_moves(), &sensed, 0, 1),
+            Explanation::Unique(vec![mv(&pos, "e7e8q")])
+        );
+        // A board that identifies the knight records the knight.
+        sensed.place(Square::E8, Some(Color::White.knight()), 3);
+        assert_eq!(
+            explain(&pos, &pos.legal_moves(), &sensed, 0, 1),
+            Explanation::Unique(vec![mv(&pos, "e7e8n")])
+        );
+    }
+}

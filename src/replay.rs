@@ -1,0 +1,117 @@
+//! A whole board script through the engine, and the report of its games.
+
+use serde::Serialize;
+
+use crate::{
+    engine::{Engine, EngineConfig, EngineError},
+    event::side_name,
+    game::Game,
+    script::{ScriptError, parse_script},
+};
+
+/// Why a script could not be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// A malformed line.
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    /// A line the engine cannot apply.
+    #[error("{file}:{line}: {source}")]
+    Engine {
+        /// The file.
+        file: String,
+        /// The 1-based line.
+        line: usize,
+        /// What is wrong.
+        source: EngineError,
+    },
+}
+
+/// Replays a script and returns the engine at its end. Nothing is applied
+/// unless the whole script parses.
+pub fn replay_script(file: &str, text: &str, config: EngineConfig) -> Result<Engine, ReplayError> {
+    let lines = parse_script(file, text)?;
+    let mut engine = Engine::new(config);
+    for line in &lines {
+        engine
+            .push(&line.event)
+            .map_err(|source| ReplayError::Engine {
+                file: file.to_owned(),
+                line: line.line,
+                source,
+            })?;
+        // The events are for live listeners; a replay only wants the record.
+        engine.drain_events();
+    }
+    engine.finish();
+    Ok(engine)
+}
+
+/// The games worth reporting: all of them but a last one in which nothing
+/// happened (the board set up again after the last game).
+pub fn reported_games(engine: &Engine) -> &[Game] {
+    let games = engine.games();
+    match games.split_last() {
+        Some((last, rest)) if !rest.is_empty() && last.is_untouched() => rest,
+        _ => games,
+    }
+}
+
+/// One alert in `replay --json`.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct AlertReport {
+    /// The alert kind, snake_case.
+    pub kind: &'static str,
+    /// Half-moves recorded when it was raised.
+    pub ply: usize,
+    /// `white`, `black` or null.
+    pub side: Option<&'static str>,
+    /// What happened.
+    pub message: String,
+    /// What the Laws prescribe, if anything.
+    pub ruling: Option<String>,
+}
+
+/// One game in `replay --json` (one JSON object per line).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct GameReport {
+    /// The moves in SAN.
+    pub moves: Vec<String>,
+    /// The moves in UCI.
+    pub uci: Vec<String>,
+    /// `1-0`, `0-1`, `1/2-1/2` or `*`.
+    pub result: &'static str,
+    /// How the game ended, snake_case, or null.
+    pub termination: Option<&'static str>,
+    /// The final position.
+    pub fen: String,
+    /// The alerts raised.
+    pub alerts: Vec<AlertReport>,
+    /// The game as PGN.
+    pub pgn: String,
+}
+
+impl GameReport {
+    /// The report of a game.
+    pub fn new(game: &Game) -> GameReport {
+        GameReport {
+            moves: game.moves().iter().map(|m| m.san.to_string()).collect(),
+            uci: game.uci_moves(),
+            result: game.outcome().as_str(),
+            termination: game.termination().map(|t| t.as_str()),
+            fen: game.fen(),
+            alerts: game
+                .alerts
+                .iter()
+                .map(|a| AlertReport {
+                    kind: a.kind.as_str(),
+                    ply: a.ply,
+                    side: a.side.map(side_name),
+                    message: a.message.clone(),
+                    ruling: a.ruling.clone(),
+                })
+                .collect(),
+            pgn: game.to_pgn(),
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! What the board's sensors show now, and when each square last changed.
+
+use shakmaty::{Bitboard, Board, Piece, Position, Square};
+
+use crate::event::{Scan, Sensed};
+
+/// The sensed board: occupancy, the identity of the pieces where the board
+/// reported it, and for each square the sequence number of the last event
+/// that touched it (used to tell which squares a move could have involved).
+#[derive(Debug, Clone)]
+pub struct SensedBoard {
+    occupied: Bitboard,
+    /// Squares whose piece identity the board reported.
+    identified: Bitboard,
+    pieces: [Option<Piece>; 64],
+    last_touch: [u64; 64],
+    last_place: [u64; 64],
+    last_lift: [u64; 64],
+}
+
+impl SensedBoard {
+    /// Sensors showing `board`, with identities unknown and nothing touched.
+    pub fn showing(board: &Board) -> SensedBoard {
+        SensedBoard {
+            occupied: board.occupied(),
+            identified: Bitboard::EMPTY,
+            pieces: [None; 64],
+            last_touch: [0; 64],
+            last_place: [0; 64],
+            last_lift: [0; 64],
+        }
+    }
+
+    /// The occupied squares.
+    pub fn occupied(&self) -> Bitboard {
+        self.occupied
+    }
+
+    /// The reported identity of the piece on `sq`, if any.
+    pub fn piece_at(&self, sq: Square) -> Option<Piece> {
+        self.pieces[sq.to_usize()]
+    }
+
+    fn touch(&mut self, sq: Square, seq: u64) {
+        self.last_touch[sq.to_usize()] = seq;
+    }
+
+    /// A piece left `sq`. Returns whether anything changed.
+    pub fn lift(&mut self, sq: Square, seq: u64) -> bool {
+        self.touch(sq, seq);
+        self.last_lift[sq.to_usize()] = seq;
+        let changed = self.occupied.contains(sq);
+        self.occupied.discard(sq);
+        self.identified.discard(sq);
+        self.pieces[sq.to_usize()] = None;
+        changed
+    }
+
+    /// A piece was put on `sq`. Returns whether anything changed.
+    pub fn place(&mut self, sq: Square, piece: Option<Piece>, seq: u64) -> bool {
+        self.touch(sq, seq);
+        self.last_place[sq.to_usize()] = seq;
+        let changed =
+            !self.occupied.contains(sq) || (piece.is_some() && self.piece_at(sq) != piece);
+        self.occupied.add(sq);
+        self.identified.set(sq, piece.is_some());
+        self.pieces[sq.to_usize()] = piece;
+        changed
+    }
+
+    /// Applies a full scan; squares whose reading changed count as touched.
+    /// Returns whether anything changed.
+    pub fn apply_scan(&mut self, scan: &Scan, seq: u64) -> bool {
+        let mut changed = false;
+        for sq in Square::ALL {
+            match scan.get(sq) {
+                None => {
+                    if self.occupied.contains(sq) {
+                        changed |= self.lift(sq, seq);
+                    }
+                }
+                Some(Sensed::Occupied) => {
+                    if !self.occupied.contains(sq) {
+                        changed |= self.place(sq, None, seq);
+                    }
+                }
+                Some(Sensed::Piece(p)) => {
+                    if self.piece_at(sq) != Some(p) || !self.occupied.contains(sq) {
+                        changed |= self.place(sq, Some(p), seq);
+                    }
+                }
+            }
+        }
+        changed
+    }
+
+    /// The squares touched by an event after sequence number `since`.
+    pub fn touched_since(&self, since: u64) -> Bitboard {
+        let mut bb = Bitboard::EMPTY;
+        for sq in Square::ALL {
+            if self.last_touch[sq.to_usize()] > since {
+                bb.add(sq);
+            }
+        }
+        bb
+    }
+
+    /// The sequence number of the last event that put a piece on `sq`.
+    pub fn last_place(&self, sq: Square) -> u64 {
+        self.last_place[sq.to_usize()]
+    }
+
+    /// The sequence number of the last event that lifted a piece from `sq`.
+    pub fn last_lift(&self, sq: Square) -> u64 {
+        self.last_lift[sq.to_usize()]
+    }
+
+    /// Whether the sensors are consistent with `board`: the same occupancy,
+    /// and every reported identity equal to the piece there.
+    pub fn shows(&self, board: &Board) -> bool {
+        self.occupied == board.occupied() && self.identities_agree(board)
+    }
+
+    /// Whether every reported identity equals the piece `board` has there.
+    pub fn identities_agree(&self, board: &Board) -> bool {
+        self.identified
+            .into_iter()
+            .all(|sq| board.piece_at(sq) == self.pieces[sq.to_usize()])
+    }
+
+    /// Whether the sensors show `pos`'s board.
+    pub fn shows_position<P: Position>(&self, pos: &P) -> bool {
+        self.shows(pos.board())
+    }
+}

@@ -1,0 +1,565 @@
+//! Board sessions made from PGN games, the way people really play them.
+//!
+//! This is the test workhorse: every game of a PGN file becomes a stream of
+//! board events (lifts, places, scans, clock presses) with human timing and,
+//! on request, the artefacts real boards produce. It never produces a stream
+//! the engine could only guess at (see [`Noise`]).
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Outcome, Piece, Position, Role, Square};
+
+use crate::{
+    event::{BoardEvent, Millis, Scan, Seconds, TimedEvent},
+    matcher::move_squares,
+    pgn::ImportedGame,
+};
+
+/// How much real-board noise to add.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Noise {
+    /// One clean event sequence per move, regular timing.
+    None,
+    /// Random capture orders, castling and promotion styles, sliding pieces
+    /// with flicker on the squares they pass, wobbles, human delays.
+    #[default]
+    Human,
+    /// Human, plus flicker on unrelated squares and scan-style `board`
+    /// snapshots that skip intermediate states (sometimes a whole ply).
+    Rough,
+}
+
+impl std::str::FromStr for Noise {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Noise, String> {
+        match s {
+            "none" => Ok(Noise::None),
+            "human" => Ok(Noise::Human),
+            "rough" => Ok(Noise::Rough),
+            other => Err(format!(
+                "unknown noise '{other}': expected none, human or rough"
+            )),
+        }
+    }
+}
+
+/// What to simulate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SimOptions {
+    /// The random seed: the same seed gives the same session.
+    pub seed: u64,
+    /// An occupancy-only board: no piece letters (except an underpromoted
+    /// piece, which such boards ask the player to name).
+    pub occupancy: bool,
+    /// A clock: the mover presses it after each move, with time reports.
+    pub clock: bool,
+    /// How much noise.
+    pub noise: Noise,
+}
+
+/// Simulates a board session playing `games` one after the other.
+pub fn simulate(games: &[ImportedGame], opts: &SimOptions) -> Vec<TimedEvent> {
+    let mut sim = Simulator {
+        rng: ChaCha8Rng::seed_from_u64(opts.seed),
+        opts: *opts,
+        t: 0,
+        out: Vec::new(),
+    };
+    for (i, game) in games.iter().enumerate() {
+        sim.game(game, i == 0);
+    }
+    sim.out
+}
+
+struct Simulator {
+    rng: ChaCha8Rng,
+    opts: SimOptions,
+    t: Millis,
+    out: Vec<TimedEvent>,
+}
+
+impl Simulator {
+    fn emit(&mut self, event: BoardEvent) {
+        self.out.push(TimedEvent { at: self.t, event });
+    }
+
+    fn human(&self) -> bool {
+        self.opts.noise != Noise::None
+    }
+
+    /// Time for a hand movement between two events of one move.
+    fn hand(&mut self) {
+        self.t += if self.human() {
+            self.rng.random_range(150..600)
+        } else {
+            250
+        };
+    }
+
+    /// A fast step, shorter than any settle time: a piece passing a square.
+    fn flick(&mut self) {
+        self.t += self.rng.random_range(15..45);
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        self.human() && self.rng.random_bool(p)
+    }
+
+    fn sensed_piece(&self, piece: Piece) -> Option<Piece> {
+        (!self.opts.occupancy).then_some(piece)
+    }
+
+    fn scan(&self, board: &Board) -> Scan {
+        Scan::from_board(board, !self.opts.occupancy)
+    }
+
+    fn game(&mut self, game: &ImportedGame, first: bool) {
+        if !first {
+            self.t += 3000;
+        }
+        for (name, value) in &game.tags {
+            if !matches!(name.as_str(), "Result" | "SetUp" | "FEN") {
+                self.emit(BoardEvent::Tag(name.clone(), value.clone()));
+            }
+        }
+        match &game.setup {
+            Some(fen) => self.emit(BoardEvent::Setup(Box::new(fen.clone()))),
+            None if !first => {
+                let scan = self.scan(&Board::default());
+                self.emit(BoardEvent::Board(Box::new(scan)));
+            }
+            None => {}
+        }
+        let mut clocks = Clocks::new(game);
+        let mut pos = game.start.clone();
+        let mut history: Vec<Chess> = Vec::new();
+        let mut i = 0;
+        while i < game.moves.len() {
+            let m = game.moves[i];
+            self.think(&pos);
+            let next = game.moves.get(i + 1).copied();
+            let two = next.filter(|&n| {
+                self.opts.noise == Noise::Rough
+                    && self.rng.random_bool(0.15)
+                    && self.two_ply_decidable(&history, &pos, m, n)
+            });
+            if let Some(n) = two {
+                // A scanning board missed the position between two plies;
+                // the clock presses came before the scan that shows them.
+                let mut after = pos.clone();
+                after.play_unchecked(m);
+                let mut after2 = after.clone();
+                after2.play_unchecked(n);
+                self.hand();
+                if self.opts.clock {
+                    self.press(&mut clocks, pos.turn(), i);
+                    self.t += self.rng.random_range(400..2000);
+                    self.press(&mut clocks, after.turn(), i + 1);
+                }
+                self.hand();
+                let scan = self.scan(after2.board());
+                self.emit(BoardEvent::Board(Box::new(scan)));
+                history.push(pos);
+                history.push(after);
+                pos = after2;
+                i += 2;
+                continue;
+            }
+            let scanned = self.opts.noise == Noise::Rough
+                && self.rng.random_bool(0.2)
+                && !(self.opts.occupancy && m.is_promotion());
+            if scanned {
+                self.scan_move(&pos, m);
+            } else {
+                self.play_move(&pos, m);
+            }
+            if self.opts.clock {
+                self.t += self.rng.random_range(100..500);
+                self.press(&mut clocks, pos.turn(), i);
+            }
+            history.push(pos.clone());
+            pos.play_unchecked(m);
+            i += 1;
+        }
+        self.end(&pos, game.result);
+    }
+
+    /// Time the player thinks, with sensor flicker on unrelated squares on a
+    /// rough board.
+    fn think(&mut self, pos: &Chess) {
+        self.t += if self.human() {
+            self.rng.random_range(400..3000)
+        } else {
+            500
+        };
+        if self.opts.noise == Noise::Rough && self.rng.random_bool(0.3) {
+            // Unrelated: no legal move of the player to move involves the
+            // square, and no piece of his stands there (a flicker there would
+            // look like a touch).
+            let mut involved = pos.us();
+            for m in pos.legal_moves() {
+                involved |= move_squares(m, pos.turn());
+            }
+            let free: Vec<Square> = (!involved).into_iter().collect();
+            if !free.is_empty() {
+                let sq = free[self.rng.random_range(0..free.len())];
+                match pos.board().piece_at(sq) {
+                    Some(piece) => {
+                        self.emit(BoardEvent::Lift(sq));
+                        self.flick();
+                        let p = self.sensed_piece(piece);
+                        self.emit(BoardEvent::Place(sq, p));
+                    }
+                    None => {
+                        self.emit(BoardEvent::Place(sq, None));
+                        self.flick();
+                        self.emit(BoardEvent::Lift(sq));
+                    }
+                }
+                self.t += self.rng.random_range(100..400);
+            }
+        }
+    }
+
+    fn press(&mut self, clocks: &mut Clocks, mover: Color, ply_index: usize) {
+        self.emit(BoardEvent::Press(mover));
+        let (white, black) = clocks.after(ply_index, mover, &mut self.rng);
+        self.t += self.rng.random_range(0..40);
+        self.emit(BoardEvent::Clock(white, black));
+    }
+
+    /// The move as lifts and places.
+    fn play_move(&mut self, pos: &Chess, m: Move) {
+        let turn = pos.turn();
+        let mut last_place: Option<(Square, Option<Piece>)> = None;
+        match m {
+            Move::Normal {
+                role,
+                from,
+                capture,
+                to,
+                promotion: None,
+            } => {
+                let piece = self.sensed_piece(role.of(turn));
+                let captured_first =
+                    capture.is_some() && (!self.human() || self.rng.random_bool(0.5));
+                if captured_first {
+                    self.emit(BoardEvent::Lift(to));
+                    self.hand();
+                }
+                self.emit(BoardEvent::Lift(from));
+                self.slide(pos, from, to, role, piece);
+                self.hand();
+                if capture.is_some() && !captured_first {
+                    self.emit(BoardEvent::Lift(to));
+                    self.t += self.rng.random_range(100..400);
+                }
+                self.emit(BoardEvent::Place(to, piece));
+                last_place = Some((to, piece));
+            }
+            Move::Normal {
+                from,
+                capture,
+                to,
+                promotion: Some(promoted),
+                ..
+            } => {
+                let pawn = self.sensed_piece(turn.pawn());
+                // An occupancy board asks the player to name an underpromoted piece.
+                let new = if promoted == Role::Queen {
+                    self.sensed_piece(promoted.of(turn))
+                } else {
+                    Some(promoted.of(turn))
+                };
+                if capture.is_some() {
+                    self.emit(BoardEvent::Lift(to));
+                    self.hand();
+                }
+                let style = if self.human() {
+                    self.rng.random_range(0..3)
+                } else {
+                    1
+                };
+                match style {
+                    0 => {
+                        // The pawn touches the last rank, then is swapped.
+                        self.emit(BoardEvent::Lift(from));
+                        self.hand();
+                        self.emit(BoardEvent::Place(to, pawn));
+                        self.hand();
+                        self.emit(BoardEvent::Lift(to));
+                        self.hand();
+                        self.emit(BoardEvent::Place(to, new));
+                        last_place = Some((to, new));
+                    }
+                    1 => {
+                        // The pawn goes off the board, the new piece goes on.
+                        self.emit(BoardEvent::Lift(from));
+                        self.hand();
+                        self.emit(BoardEvent::Place(to, new));
+                        last_place = Some((to, new));
+                    }
+                    _ => {
+                        // The new piece first, then the pawn is removed (Art. 4.6.2).
+                        self.emit(BoardEvent::Place(to, new));
+                        self.hand();
+                        self.emit(BoardEvent::Lift(from));
+                    }
+                }
+            }
+            Move::EnPassant { from, to } => {
+                let pawn = self.sensed_piece(turn.pawn());
+                let captured = Square::from_coords(to.file(), from.rank());
+                if self.human() && self.rng.random_bool(0.5) {
+                    self.emit(BoardEvent::Lift(captured));
+                    self.hand();
+                    self.emit(BoardEvent::Lift(from));
+                    self.hand();
+                    self.emit(BoardEvent::Place(to, pawn));
+                    last_place = Some((to, pawn));
+                } else {
+                    self.emit(BoardEvent::Lift(from));
+                    self.hand();
+                    self.emit(BoardEvent::Place(to, pawn));
+                    self.hand();
+                    self.emit(BoardEvent::Lift(captured));
+                }
+            }
+            Move::Castle { king, rook } => {
+                let side = m.castling_side().expect("castle has a side");
+                let (king_to, rook_to) = (side.king_to(turn), side.rook_to(turn));
+                let k = self.sensed_piece(turn.king());
+                let r = self.sensed_piece(turn.rook());
+                let style = if self.human() {
+                    self.rng.random_range(0..3)
+                } else {
+                    0
+                };
+                match style {
+                    0 => {
+                        self.emit(BoardEvent::Lift(king));
+                        self.hand();
+                        self.emit(BoardEvent::Place(king_to, k));
+                        self.hand();
+                        self.emit(BoardEvent::Lift(rook));
+                        self.hand();
+                        self.emit(BoardEvent::Place(rook_to, r));
+                        last_place = Some((rook_to, r));
+                    }
+                    1 => {
+                        self.emit(BoardEvent::Lift(king));
+                        self.hand();
+                        self.emit(BoardEvent::Lift(rook));
+                        self.hand();
+                        self.emit(BoardEvent::Place(king_to, k));
+                        self.hand();
+                        self.emit(BoardEvent::Place(rook_to, r));
+                        last_place = Some((rook_to, r));
+                    }
+                    _ => {
+                        self.emit(BoardEvent::Lift(king));
+                        self.hand();
+                        self.emit(BoardEvent::Lift(rook));
+                        self.hand();
+                        self.emit(BoardEvent::Place(rook_to, r));
+                        self.hand();
+                        self.emit(BoardEvent::Place(king_to, k));
+                        last_place = Some((king_to, k));
+                    }
+                }
+            }
+            Move::Put { .. } => {}
+        }
+        if let Some((sq, piece)) = last_place
+            && self.chance(0.15)
+        {
+            // The player straightens the piece he just put down.
+            self.flick();
+            self.emit(BoardEvent::Lift(sq));
+            self.flick();
+            self.emit(BoardEvent::Place(sq, piece));
+        }
+    }
+
+    /// A sliding piece passes the squares between `from` and `to`, each read
+    /// occupied for a moment.
+    fn slide(&mut self, pos: &Chess, from: Square, to: Square, role: Role, piece: Option<Piece>) {
+        if !matches!(role, Role::Bishop | Role::Rook | Role::Queen) || !self.chance(0.5) {
+            return;
+        }
+        let between = shakmaty::attacks::between(from, to);
+        if between.is_empty() || pos.board().occupied().intersects(between) {
+            return;
+        }
+        let mut squares: Vec<Square> = between.into_iter().collect();
+        if from > to {
+            squares.reverse();
+        }
+        for sq in squares {
+            self.flick();
+            self.emit(BoardEvent::Place(sq, piece));
+            self.flick();
+            self.emit(BoardEvent::Lift(sq));
+        }
+    }
+
+    /// The move as a scanning board sees it: one scan of the result, after a
+    /// scan showing the captured piece gone when the board could not tell
+    /// the capture otherwise.
+    fn scan_move(&mut self, pos: &Chess, m: Move) {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        if let Move::Normal {
+            capture: Some(_),
+            to,
+            ..
+        } = m
+            && self.opts.occupancy
+        {
+            let mut between = pos.board().clone();
+            between.discard_piece_at(to);
+            self.hand();
+            let scan = self.scan(&between);
+            self.emit(BoardEvent::Board(Box::new(scan)));
+        }
+        self.hand();
+        let scan = self.scan(after.board());
+        self.emit(BoardEvent::Board(Box::new(scan)));
+    }
+
+    /// Whether a scan showing the result of `m` then `n` can be read back
+    /// without guessing: every square either move involves reads differently
+    /// before and after, exactly one pair of legal moves gives that scan, no
+    /// single move does, and it is not a position the game already had.
+    fn two_ply_decidable(&self, history: &[Chess], pos: &Chess, m: Move, n: Move) -> bool {
+        if m.is_promotion() || n.is_promotion() {
+            return false;
+        }
+        let identify = !self.opts.occupancy;
+        let mut mid = pos.clone();
+        mid.play_unchecked(m);
+        if mid.is_game_over() {
+            return false;
+        }
+        let mut end = mid.clone();
+        end.play_unchecked(n);
+        let target = Scan::from_board(end.board(), identify);
+        let before = Scan::from_board(pos.board(), identify);
+        let changed: Bitboard = Square::ALL
+            .into_iter()
+            .filter(|&sq| before.get(sq) != target.get(sq))
+            .collect();
+        let visible = |p: &Chess, mv: Move| move_squares(mv, p.turn()).is_subset(changed);
+        if !visible(pos, m) || !visible(&mid, n) {
+            return false;
+        }
+        let reads = |p: &Chess| Scan::from_board(p.board(), identify) == target;
+        if history.iter().chain(std::iter::once(pos)).any(&reads) {
+            return false;
+        }
+        let singles = |p: &Chess| {
+            p.legal_moves().into_iter().any(|mv| {
+                let mut q = p.clone();
+                q.play_unchecked(mv);
+                reads(&q)
+            })
+        };
+        if singles(pos) || history.last().is_some_and(singles) {
+            return false;
+        }
+        let mut pairs = 0;
+        for a in pos.legal_moves() {
+            if !visible(pos, a) {
+                continue;
+            }
+            let mut q = pos.clone();
+            q.play_unchecked(a);
+            for b in q.legal_moves() {
+                if !visible(&q, b) {
+                    continue;
+                }
+                let mut r = q.clone();
+                r.play_unchecked(b);
+                if reads(&r) {
+                    pairs += 1;
+                }
+            }
+        }
+        pairs == 1
+    }
+
+    fn end(&mut self, pos: &Chess, result: Outcome) {
+        if pos.is_checkmate() || pos.is_stalemate() {
+            return;
+        }
+        self.t += 1500;
+        let event = match result {
+            Outcome::Known(shakmaty::KnownOutcome::Decisive { winner }) => {
+                BoardEvent::Resign(!winner)
+            }
+            Outcome::Known(shakmaty::KnownOutcome::Draw) => BoardEvent::Draw,
+            Outcome::Unknown => BoardEvent::Result(Outcome::Unknown),
+        };
+        self.emit(event);
+    }
+}
+
+/// The clock times a simulated clock reports.
+struct Clocks {
+    /// The times the PGN gives after each move.
+    given: Vec<Option<Seconds>>,
+    increment: Seconds,
+    remaining: [Seconds; 2],
+}
+
+impl Clocks {
+    fn new(game: &ImportedGame) -> Clocks {
+        let (base, increment) = game
+            .tags
+            .iter()
+            .find(|(n, _)| n == "TimeControl")
+            .and_then(|(_, v)| {
+                let (base, inc) = v.split_once('+').unwrap_or((v.as_str(), "0"));
+                Some((base.parse().ok()?, inc.parse().ok()?))
+            })
+            .unwrap_or((300, 0));
+        // Before a player's first move his clock shows the base time, or the
+        // first time the PGN gives for him.
+        let first = |side: usize| {
+            game.clocks
+                .iter()
+                .skip(side)
+                .step_by(2)
+                .next()
+                .copied()
+                .flatten()
+                .unwrap_or(base)
+        };
+        let white_first = game.start.turn() == Color::White;
+        let (w, b) = if white_first {
+            (first(0), first(1))
+        } else {
+            (first(1), first(0))
+        };
+        Clocks {
+            given: game.clocks.clone(),
+            increment,
+            remaining: [w, b],
+        }
+    }
+
+    fn after(
+        &mut self,
+        ply_index: usize,
+        mover: Color,
+        rng: &mut ChaCha8Rng,
+    ) -> (Seconds, Seconds) {
+        let side = mover.fold_wb(0, 1);
+        self.remaining[side] = match self.given.get(ply_index).copied().flatten() {
+            Some(t) => t,
+            None => (self.remaining[side] + self.increment).saturating_sub(rng.random_range(1..20)),
+        };
+        (self.remaining[0], self.remaining[1])
+    }
+}

@@ -1,0 +1,183 @@
+//! Runs every hand-written board script in `tests/scripts/` and checks the
+//! outcome written in its header.
+//!
+//! Expectations are comment lines starting `#!`:
+//! `#! moves: e4 e5` (SAN of the game, in order), `#! result: 1-0`,
+//! `#! termination: checkmate` (or `none`), `#! alerts: kind@ply:side ...`
+//! (`side` is white, black or none; a script without this line must raise no
+//! alert), `#! fen: <FEN>`, `#! completed: N` (moves completed),
+//! `#! clocks: 0:04:58 -` (`%clk` per move, `-` for none), `#! error: text`
+//! (the script must fail with a message containing the text, naming the
+//! line given as `#! error-line: N`). `#! game` starts the expectations of the
+//! next game of the session; `#! games: N` is the number of games reported.
+
+use std::collections::BTreeMap;
+
+use eboard::{EngineConfig, replay::reported_games, replay_script};
+
+use crate::util::{read, root};
+
+#[derive(Default, Debug)]
+struct Expect {
+    fields: BTreeMap<String, String>,
+}
+
+#[test]
+fn every_script_gives_its_expected_outcome() {
+    let dir = root().join("tests/scripts");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "board"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 20, "too few scripts in {}", dir.display());
+    let mut failures = Vec::new();
+    for path in &paths {
+        if let Err(why) = check(path) {
+            failures.push(format!(
+                "{}: {why}",
+                path.file_name().unwrap().to_string_lossy()
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} scripts failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn check(path: &std::path::Path) -> Result<(), String> {
+    let text = read(path);
+    let mut games = vec![Expect::default()];
+    let mut session = BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("#!") else {
+            continue;
+        };
+        let rest = rest.trim();
+        if rest == "game" {
+            games.push(Expect::default());
+            continue;
+        }
+        let (key, value) = rest
+            .split_once(':')
+            .ok_or(format!("bad expectation '{line}'"))?;
+        let (key, value) = (key.trim().to_owned(), value.trim().to_owned());
+        if matches!(key.as_str(), "error" | "error-line" | "games" | "settle") {
+            session.insert(key, value);
+        } else {
+            games.last_mut().unwrap().fields.insert(key, value);
+        }
+    }
+    let mut config = EngineConfig::default();
+    if let Some(settle) = session.get("settle") {
+        config.settle_ms = settle.parse().map_err(|_| "bad settle")?;
+    }
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    let result = replay_script(&name, &text, config);
+    if let Some(expected) = session.get("error") {
+        let err = match result {
+            Ok(_) => return Err(format!("expected an error containing '{expected}'")),
+            Err(e) => e.to_string(),
+        };
+        if !err.contains(expected.as_str()) {
+            return Err(format!("error '{err}' does not contain '{expected}'"));
+        }
+        if let Some(line) = session.get("error-line") {
+            let prefix = format!("{name}:{line}: ");
+            if !err.starts_with(&prefix) {
+                return Err(format!("error '{err}' does not start with '{prefix}'"));
+            }
+        }
+        return Ok(());
+    }
+    let engine = result.map_err(|e| format!("replay failed: {e}"))?;
+    let reported = reported_games(&engine);
+    let want_games = session
+        .get("games")
+        .map(|g| g.parse::<usize>().unwrap())
+        .unwrap_or(games.len());
+    if reported.len() != want_games {
+        return Err(format!(
+            "{} games reported, expected {want_games}",
+            reported.len()
+        ));
+    }
+    for (i, (game, expect)) in reported.iter().zip(&games).enumerate() {
+        let g = i + 1;
+        let f = &expect.fields;
+        let sans: Vec<String> = game.moves().iter().map(|m| m.san.to_string()).collect();
+        if let Some(moves) = f.get("moves") {
+            let want: Vec<&str> = moves.split_whitespace().collect();
+            if sans != want {
+                return Err(format!("game {g}: moves {sans:?}, expected {want:?}"));
+            }
+        }
+        if let Some(result) = f.get("result")
+            && game.outcome().as_str() != result
+        {
+            {
+                return Err(format!(
+                    "game {g}: result {}, expected {result}",
+                    game.outcome()
+                ));
+            }
+        }
+        if let Some(t) = f.get("termination") {
+            let got = game.termination().map_or("none", |t| t.as_str());
+            if got != t {
+                return Err(format!("game {g}: termination {got}, expected {t}"));
+            }
+        }
+        let alerts: Vec<String> = game
+            .alerts
+            .iter()
+            .map(|a| {
+                let side = a.side.map_or("none", eboard::event::side_name);
+                format!("{}@{}:{side}", a.kind.as_str(), a.ply)
+            })
+            .collect();
+        let want_alerts: Vec<String> = f
+            .get("alerts")
+            .map(|a| a.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        if alerts != want_alerts {
+            let messages: Vec<&str> = game.alerts.iter().map(|a| a.message.as_str()).collect();
+            return Err(format!(
+                "game {g}: alerts {alerts:?}, expected {want_alerts:?} ({messages:?})"
+            ));
+        }
+        if let Some(fen) = f.get("fen")
+            && &game.fen() != fen
+        {
+            {
+                return Err(format!("game {g}: fen {}, expected {fen}", game.fen()));
+            }
+        }
+        if let Some(n) = f.get("completed") {
+            let got = game
+                .moves()
+                .iter()
+                .filter(|m| m.completed_at.is_some())
+                .count();
+            if got.to_string() != *n {
+                return Err(format!("game {g}: {got} moves completed, expected {n}"));
+            }
+        }
+        if let Some(clocks) = f.get("clocks") {
+            let got: Vec<String> = game
+                .moves()
+                .iter()
+                .map(|m| m.clock.map_or("-".to_owned(), eboard::event::format_clock))
+                .collect();
+            let want: Vec<&str> = clocks.split_whitespace().collect();
+            if got != want {
+                return Err(format!("game {g}: clocks {got:?}, expected {want:?}"));
+            }
+        }
+    }
+    Ok(())
+}
