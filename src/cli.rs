@@ -1,4 +1,4 @@
-//! The command line: `eboard replay`, `eboard simulate`.
+//! The command line: `eboard replay`, `eboard simulate`, `eboard analyze`.
 
 use std::{
     io::{self, Read, Write},
@@ -61,6 +61,9 @@ enum Command {
         #[arg(long, default_value = "human", value_parser = clap::value_parser!(Noise))]
         noise: Noise,
     },
+    /// Tells whether each side can still checkmate by any series of legal
+    /// moves, and whether the position is dead (Art. 5.2.2).
+    Analyze(crate::analyze::AnalyzeArgs),
 }
 
 impl clap::builder::ValueParserFactory for RuleSet {
@@ -78,20 +81,27 @@ impl clap::builder::ValueParserFactory for Noise {
 }
 
 /// A failure to report: one line, and the exit status.
-struct Failure(String);
+struct Failure(String, u8);
+
+impl Failure {
+    /// Bad input: exit status 2.
+    fn input(message: String) -> Failure {
+        Failure(message, 2)
+    }
+}
 
 fn read_input(path: &PathBuf) -> Result<(String, String), Failure> {
     if path.as_os_str() == "-" {
         let mut text = String::new();
         io::stdin()
             .read_to_string(&mut text)
-            .map_err(|e| Failure(format!("<stdin>: {e}")))?;
+            .map_err(|e| Failure::input(format!("<stdin>: {e}")))?;
         Ok(("<stdin>".to_owned(), text))
     } else {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| Failure(format!("{name}: {e}")))?;
+        let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("{name}: {e}")))?;
         let text = String::from_utf8(bytes)
-            .map_err(|e| Failure(format!("{name}: not UTF-8 text ({e})")))?;
+            .map_err(|e| Failure::input(format!("{name}: not UTF-8 text ({e})")))?;
         Ok((name, text))
     }
 }
@@ -101,17 +111,18 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let mut stdout = io::stdout().lock();
     match run(cli, &mut stdout) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Failure(message)) => {
+        Ok(0) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
+        Err(Failure(message, code)) => {
             let _ = stdout.flush();
             eprintln!("eboard: {message}");
-            ExitCode::from(2)
+            ExitCode::from(code)
         }
     }
 }
 
-fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
-    let write_err = |e: io::Error| Failure(format!("writing output: {e}"));
+fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
+    let write_err = |e: io::Error| Failure::input(format!("writing output: {e}"));
     match cli.command {
         Command::Replay {
             file,
@@ -121,11 +132,12 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
         } => {
             let (name, text) = read_input(&file)?;
             let config = EngineConfig { settle_ms, rules };
-            let engine = replay_script(&name, &text, config).map_err(|e| Failure(e.to_string()))?;
+            let engine =
+                replay_script(&name, &text, config).map_err(|e| Failure::input(e.to_string()))?;
             for game in reported_games(&engine) {
                 if json {
                     let line = serde_json::to_string(&GameReport::new(game))
-                        .map_err(|e| Failure(e.to_string()))?;
+                        .map_err(|e| Failure::input(e.to_string()))?;
                     writeln!(out, "{line}").map_err(write_err)?;
                 } else {
                     write!(out, "{}", game.to_pgn()).map_err(write_err)?;
@@ -140,7 +152,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
             noise,
         } => {
             let (name, text) = read_input(&file)?;
-            let games = read_games(text.as_bytes()).map_err(|e| Failure(format!("{name}: {e}")))?;
+            let games =
+                read_games(text.as_bytes()).map_err(|e| Failure::input(format!("{name}: {e}")))?;
             let opts = SimOptions {
                 seed,
                 occupancy,
@@ -150,6 +163,13 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
             out.write_all(write_script(&simulate(&games, &opts)).as_bytes())
                 .map_err(write_err)?;
         }
+        Command::Analyze(args) => {
+            let code = crate::analyze::run(&args, out)
+                .map_err(|e| Failure(e.to_string(), u8::try_from(e.exit_code()).unwrap_or(1)))?;
+            out.flush().map_err(write_err)?;
+            return Ok(u8::try_from(code).unwrap_or(1));
+        }
     }
-    out.flush().map_err(write_err)
+    out.flush().map_err(write_err)?;
+    Ok(0)
 }

@@ -96,6 +96,14 @@ pub enum GameEvent {
         /// The alert.
         alert: Alert,
     },
+    /// A game that its last move seemed to end goes on: that move was
+    /// corrected (a pawn on the last rank replaced by another piece).
+    GameResumed {
+        /// Game index.
+        game: usize,
+        /// When.
+        at: Millis,
+    },
     /// The game ended.
     GameOver {
         /// Game index.
@@ -367,6 +375,8 @@ impl Engine {
             // A new game starts when the pieces are set up again.
             if self.sensed.shows(Chess::default().board()) {
                 self.start_game(Chess::default(), made_at);
+            } else {
+                self.repromote(made_at, basis);
             }
             return;
         }
@@ -492,6 +502,45 @@ impl Engine {
             self.complete_all(made_at);
         }
         self.check_game_over(made_at);
+    }
+
+    /// A pawn put on the last rank of an occupancy board reads as a queen,
+    /// which may mate or stalemate at once; when the board then identifies
+    /// another piece replacing the pawn, that was the promotion (Art. 4.7.3:
+    /// the move is made when the new piece is released), so the game goes on
+    /// from the corrected move.
+    fn repromote(&mut self, made_at: Millis, basis: u64) {
+        let game = self.game();
+        let n = game.ply();
+        if n == 0
+            || !matches!(
+                game.termination(),
+                Some(Termination::Checkmate | Termination::Stalemate)
+            )
+        {
+            return;
+        }
+        let last = game.moves()[n - 1].mv;
+        if !last.is_promotion() || self.sensed.shows_position(game.position()) {
+            return;
+        }
+        let prev = game.position_at(n - 1).expect("ply > 0");
+        if let Explanation::Unique(moves) = explain(
+            prev,
+            &prev.legal_moves(),
+            &self.sensed,
+            game.basis(n - 1),
+            1,
+        ) && same_move_in_hand(last, moves[0])
+            && last != moves[0]
+        {
+            self.game_mut().reopen();
+            self.events.push(GameEvent::GameResumed {
+                game: self.game_index(),
+                at: made_at,
+            });
+            self.replace_last(moves[0], made_at, basis);
+        }
     }
 
     /// The board went back to the position after `ply` moves.

@@ -205,6 +205,13 @@ impl Game {
         &mut self.moves
     }
 
+    /// Takes back the end of a game that its last move ended, to correct
+    /// that move.
+    pub(crate) fn reopen(&mut self) {
+        self.outcome = Outcome::Unknown;
+        self.termination = None;
+    }
+
     /// Ends the game.
     pub(crate) fn finish(&mut self, outcome: Outcome, termination: Termination) {
         self.outcome = outcome;

@@ -10,6 +10,7 @@
 //! (a whole script through the engine).
 
 pub mod alert;
+pub mod analyze;
 pub mod cli;
 pub mod engine;
 pub mod event;
@@ -21,6 +22,7 @@ pub mod rules;
 pub mod script;
 pub mod sensed;
 pub mod simulate;
+pub mod winnability;
 
 pub use alert::{Alert, AlertKind};
 pub use engine::{Engine, EngineConfig, EngineError, GameEvent};

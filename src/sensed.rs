@@ -80,7 +80,12 @@ impl SensedBoard {
                     }
                 }
                 Some(Sensed::Occupied) => {
-                    if !self.occupied.contains(sq) {
+                    if self.occupied.contains(sq) {
+                        // A full reading that does not identify the piece:
+                        // an identity reported earlier may be stale.
+                        self.identified.discard(sq);
+                        self.pieces[sq.to_usize()] = None;
+                    } else {
                         changed |= self.place(sq, None, seq);
                     }
                 }

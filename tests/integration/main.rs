@@ -1,5 +1,7 @@
 //! The integration tests: one binary, one module per area.
 
+mod analyze;
 mod corpus;
+mod properties;
 mod scripts;
 mod util;
