@@ -17,6 +17,7 @@ pub mod event;
 pub mod game;
 pub mod matcher;
 pub mod pgn;
+pub mod protocol;
 pub mod replay;
 pub mod rules;
 pub mod script;
