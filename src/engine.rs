@@ -223,6 +223,12 @@ impl Engine {
         std::mem::take(&mut self.events)
     }
 
+    /// Drops the events produced since the last call, keeping the buffer
+    /// (for callers that only want the record, such as a replay).
+    pub fn clear_events(&mut self) {
+        self.events.clear();
+    }
+
     /// Applies one event. Timestamps earlier than the last one are taken as
     /// equal to it.
     pub fn push(&mut self, ev: &TimedEvent) -> Result<(), EngineError> {
@@ -386,7 +392,7 @@ impl Engine {
         let n = game.ply();
         let since = game.basis(n);
 
-        match explain(game.position(), game.legal_moves(), &self.sensed, since, 1) {
+        match explain(game.position(), &self.sensed, since, 1) {
             Explanation::Unique(moves) => return self.record(&moves, made_at, basis),
             Explanation::Ambiguous => return,
             Explanation::None => {}
@@ -395,7 +401,7 @@ impl Engine {
         if n > 0 && game.moves()[n - 1].completed_at.is_none() {
             let prev = game.position_at(n - 1).expect("positions follow moves");
             let since_prev = game.basis(n - 1);
-            match explain(prev, &prev.legal_moves(), &self.sensed, since_prev, 1) {
+            match explain(prev, &self.sensed, since_prev, 1) {
                 Explanation::Unique(moves) if could_move_on(game.moves()[n - 1].mv, moves[0]) => {
                     return self.replace_last(moves[0], made_at, basis);
                 }
@@ -413,12 +419,20 @@ impl Engine {
             return self.take_back(n - 1, made_at);
         }
 
-        match explain(game.position(), game.legal_moves(), &self.sensed, since, 2) {
+        match explain(game.position(), &self.sensed, since, 2) {
             Explanation::Unique(moves) => return self.record(&moves, made_at, basis),
             Explanation::Ambiguous => return,
             Explanation::None => {}
         }
 
+        // Positions earlier in the game never have fewer pieces.
+        let fewer = self.sensed.occupied().count() < game.position().board().occupied().count();
+        if fewer {
+            if let Explanation::Unique(moves) = explain(game.position(), &self.sensed, since, 3) {
+                self.record(&moves, made_at, basis);
+            }
+            return;
+        }
         if let Some(ply) = (0..n.saturating_sub(1)).rev().find(|&ply| {
             self.sensed
                 .shows_position(game.position_at(ply).expect("ply < n"))
@@ -426,9 +440,7 @@ impl Engine {
             return self.take_back(ply, made_at);
         }
 
-        if let Explanation::Unique(moves) =
-            explain(game.position(), game.legal_moves(), &self.sensed, since, 3)
-        {
+        if let Explanation::Unique(moves) = explain(game.position(), &self.sensed, since, 3) {
             self.record(&moves, made_at, basis);
         }
     }
@@ -455,6 +467,11 @@ impl Engine {
                 self.complete_all(made_at);
             }
         }
+        // Touches older than the position before the last move are never
+        // asked about again.
+        let n = self.game().ply();
+        let oldest = self.game().basis(n.saturating_sub(1));
+        self.sensed.forget_until(oldest);
         if moves.len() > 1 {
             let game = self.game();
             let sans: Vec<String> = game.moves()[first_ply - 1..]
@@ -525,13 +542,8 @@ impl Engine {
             return;
         }
         let prev = game.position_at(n - 1).expect("ply > 0");
-        if let Explanation::Unique(moves) = explain(
-            prev,
-            &prev.legal_moves(),
-            &self.sensed,
-            game.basis(n - 1),
-            1,
-        ) && same_move_in_hand(last, moves[0])
+        if let Explanation::Unique(moves) = explain(prev, &self.sensed, game.basis(n - 1), 1)
+            && same_move_in_hand(last, moves[0])
             && last != moves[0]
         {
             self.game_mut().reopen();
@@ -654,7 +666,7 @@ impl Engine {
 
     fn check_game_over(&mut self, at: Millis) {
         let game = self.game();
-        if !game.legal_moves().is_empty() {
+        if !game.no_legal_moves() {
             return;
         }
         let pos = game.position();

@@ -1,8 +1,8 @@
 //! The record of one game: its moves, alerts and result.
 
 use shakmaty::{
-    Chess, Color, EnPassantMode, KnownOutcome, Move, MoveList, Outcome, Position, fen::Fen,
-    san::SanPlus, uci::UciMove,
+    Chess, Color, EnPassantMode, KnownOutcome, Move, Outcome, Position, fen::Fen, san::SanPlus,
+    uci::UciMove,
 };
 
 use crate::{
@@ -90,7 +90,8 @@ pub struct Game {
     pub alerts: Vec<Alert>,
     outcome: Outcome,
     termination: Option<Termination>,
-    legal: MoveList,
+    /// Whether the current position has no legal move (mate or stalemate).
+    stuck: bool,
 }
 
 impl Game {
@@ -99,7 +100,7 @@ impl Game {
     pub fn new(start: Chess, basis: u64) -> Game {
         let setup =
             (start != Chess::default()).then(|| Fen::from_position(&start, EnPassantMode::Legal));
-        let legal = start.legal_moves();
+        let stuck = start.legal_moves().is_empty();
         Game {
             tags: Vec::new(),
             setup,
@@ -109,7 +110,7 @@ impl Game {
             alerts: Vec::new(),
             outcome: Outcome::Unknown,
             termination: None,
-            legal,
+            stuck,
         }
     }
 
@@ -128,9 +129,9 @@ impl Game {
         &self.positions[0]
     }
 
-    /// The legal moves in the current position.
-    pub fn legal_moves(&self) -> &MoveList {
-        &self.legal
+    /// Whether the side to move has no legal move (checkmate or stalemate).
+    pub fn no_legal_moves(&self) -> bool {
+        self.stuck
     }
 
     /// The recorded moves.
@@ -181,7 +182,7 @@ impl Game {
     pub(crate) fn push_move(&mut self, mv: Move, made_at: Millis, basis: u64) {
         let mut pos = self.position().clone();
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, mv);
-        self.legal = pos.legal_moves();
+        self.stuck = pos.legal_moves().is_empty();
         self.positions.push(pos);
         self.bases.push(basis);
         self.moves.push(RecordedMove {
@@ -198,7 +199,7 @@ impl Game {
         self.moves.truncate(ply);
         self.positions.truncate(ply + 1);
         self.bases.truncate(ply + 1);
-        self.legal = self.position().legal_moves();
+        self.stuck = self.position().legal_moves().is_empty();
     }
 
     pub(crate) fn moves_mut(&mut self) -> &mut [RecordedMove] {

@@ -13,7 +13,7 @@
 //! piece still in the hand, or a piece straightened on a square the
 //! opponent could take, is not a capture.
 
-use shakmaty::{Bitboard, Chess, Color, Move, MoveList, Position, Role, Square};
+use shakmaty::{Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Role, Square};
 
 use crate::sensed::SensedBoard;
 
@@ -70,17 +70,13 @@ pub enum Explanation {
 /// Finds the sequences of exactly `plies` legal moves from `pos` that explain
 /// `sensed`, using only moves whose squares were all touched by events after
 /// sequence number `since` (when the board first showed `pos`).
-/// `legal` must be `pos.legal_moves()`.
-pub fn explain(
-    pos: &Chess,
-    legal: &MoveList,
-    sensed: &SensedBoard,
-    since: u64,
-    plies: usize,
-) -> Explanation {
+pub fn explain(pos: &Chess, sensed: &SensedBoard, since: u64, plies: usize) -> Explanation {
     let touched = sensed.touched_since(since);
-    if touched.count() < 2 {
-        // Every move changes at least two squares.
+    // Every move changes at least two squares, and a capture removes one
+    // piece: cheap tests that turn away most states with a piece in the hand.
+    let before = pos.board().occupied().count();
+    let after = sensed.occupied().count();
+    if touched.count() < 2 || after > before || before - after > plies {
         return Explanation::None;
     }
     let mut found: Vec<Vec<Move>> = Vec::new();
@@ -90,8 +86,56 @@ pub fn explain(
         touched,
         since,
     };
-    search(&ctx, pos, legal, plies, &mut path, &mut found);
+    search(&ctx, pos, plies, &mut path, &mut found);
     pick(found)
+}
+
+/// The legal moves of `pos` that start and end on `touched` squares (and,
+/// when `last`, start on a square that reads empty and end on one that reads
+/// occupied): generated square by square, much cheaper than all legal moves.
+fn moves_within(pos: &Chess, touched: Bitboard, sensed: &SensedBoard, last: bool) -> MoveList {
+    let mut moves = MoveList::new();
+    let mut froms = pos.us() & touched;
+    let mut targets = touched;
+    if last {
+        froms &= !sensed.occupied();
+        targets &= sensed.occupied();
+    }
+    for from in froms {
+        let Some(role) = pos.board().role_at(from) else {
+            continue;
+        };
+        for to in targets.without(from) {
+            if pos.us().contains(to) {
+                continue;
+            }
+            for m in pos.san_candidates(role, to) {
+                if m.from() == Some(from) && !m.is_en_passant() {
+                    moves.push(m);
+                }
+            }
+        }
+        // Castling and en passant only where the position allows them at
+        // all: generating them costs more than the test.
+        match role {
+            Role::King => {
+                for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
+                    if pos.castles().has(pos.turn(), side) {
+                        moves.extend(pos.castling_moves(side));
+                    }
+                }
+            }
+            Role::Pawn if pos.pseudo_legal_ep_square().is_some() => {
+                moves.extend(
+                    pos.en_passant_moves()
+                        .into_iter()
+                        .filter(|m| m.from() == Some(from)),
+                );
+            }
+            _ => {}
+        }
+    }
+    moves
 }
 
 struct Context<'a> {
@@ -129,7 +173,6 @@ impl Context<'_> {
 fn search(
     ctx: &Context<'_>,
     pos: &Chess,
-    legal: &MoveList,
     plies: usize,
     path: &mut Vec<Move>,
     found: &mut Vec<Vec<Move>>,
@@ -137,7 +180,7 @@ fn search(
     let sensed = ctx.sensed;
     let turn = pos.turn();
     let occupied = pos.board().occupied();
-    for &m in legal {
+    for m in moves_within(pos, ctx.touched, sensed, plies == 1) {
         if !ctx.admits(m, turn) {
             continue;
         }
@@ -155,9 +198,8 @@ fn search(
         } else {
             let mut after = pos.clone();
             after.play_unchecked(m);
-            let next = after.legal_moves();
             path.push(m);
-            search(ctx, &after, &next, plies - 1, path, found);
+            search(ctx, &after, plies - 1, path, found);
             path.pop();
         }
     }
@@ -244,23 +286,22 @@ mod tests {
         // A knight on d4 that can take on e6 or f5: the occupancy after
         // either capture is the same, only the touched square differs.
         let pos = setup("4k3/8/4p3/5p2/3N4/8/8/4K3 w - - 0 1");
-        let legal = pos.legal_moves();
         let mut sensed = SensedBoard::showing(pos.board());
         sensed.lift(Square::D4, 1);
         // The knight in the hand is not a capture of anything.
-        assert_eq!(explain(&pos, &legal, &sensed, 0, 1), Explanation::None);
+        assert_eq!(explain(&pos, &sensed, 0, 1), Explanation::None);
         sensed.lift(Square::E6, 2);
         sensed.place(Square::E6, None, 3);
         assert_eq!(
-            explain(&pos, &legal, &sensed, 0, 1),
+            explain(&pos, &sensed, 0, 1),
             Explanation::Unique(vec![mv(&pos, "d4e6")])
         );
         // Flicker on f5 as well: either capture could be meant.
         sensed.lift(Square::F5, 4);
         sensed.place(Square::F5, None, 5);
-        assert_eq!(explain(&pos, &legal, &sensed, 0, 1), Explanation::Ambiguous);
+        assert_eq!(explain(&pos, &sensed, 0, 1), Explanation::Ambiguous);
         // Touches before the position's basis do not count.
-        assert_eq!(explain(&pos, &legal, &sensed, 5, 1), Explanation::None);
+        assert_eq!(explain(&pos, &sensed, 5, 1), Explanation::None);
     }
 
     #[test]
@@ -268,15 +309,14 @@ mod tests {
         // White straightened the knight on e6 before Black lifted his king:
         // the king in the hand is not Kxe6.
         let pos = setup("8/8/4N3/4k3/8/8/8/4K3 b - - 0 1");
-        let legal = pos.legal_moves();
         let mut sensed = SensedBoard::showing(pos.board());
         sensed.lift(Square::E6, 1);
         sensed.place(Square::E6, None, 2);
         sensed.lift(Square::E5, 3);
-        assert_eq!(explain(&pos, &legal, &sensed, 0, 1), Explanation::None);
+        assert_eq!(explain(&pos, &sensed, 0, 1), Explanation::None);
         sensed.place(Square::E4, None, 4);
         assert_eq!(
-            explain(&pos, &legal, &sensed, 0, 1),
+            explain(&pos, &sensed, 0, 1),
             Explanation::Unique(vec![mv(&pos, "e5e4")])
         );
     }
@@ -288,13 +328,13 @@ mod tests {
         sensed.lift(Square::E7, 1);
         sensed.place(Square::E8, None, 2);
         assert_eq!(
-            explain(&pos, &pos.legal_moves(), &sensed, 0, 1),
+            explain(&pos, &sensed, 0, 1),
             Explanation::Unique(vec![mv(&pos, "e7e8q")])
         );
         // A board that identifies the knight records the knight.
         sensed.place(Square::E8, Some(Color::White.knight()), 3);
         assert_eq!(
-            explain(&pos, &pos.legal_moves(), &sensed, 0, 1),
+            explain(&pos, &sensed, 0, 1),
             Explanation::Unique(vec![mv(&pos, "e7e8n")])
         );
     }

@@ -41,7 +41,7 @@ pub fn replay_script(file: &str, text: &str, config: EngineConfig) -> Result<Eng
                 source,
             })?;
         // The events are for live listeners; a replay only wants the record.
-        engine.drain_events();
+        engine.clear_events();
     }
     engine.finish();
     Ok(engine)

@@ -13,9 +13,11 @@ pub struct SensedBoard {
     /// Squares whose piece identity the board reported.
     identified: Bitboard,
     pieces: [Option<Piece>; 64],
-    last_touch: [u64; 64],
     last_place: [u64; 64],
     last_lift: [u64; 64],
+    /// Recent touches in order, so that the squares touched since an event
+    /// are found without scanning the board.
+    log: Vec<(u64, Square)>,
 }
 
 impl SensedBoard {
@@ -25,9 +27,9 @@ impl SensedBoard {
             occupied: board.occupied(),
             identified: Bitboard::EMPTY,
             pieces: [None; 64],
-            last_touch: [0; 64],
             last_place: [0; 64],
             last_lift: [0; 64],
+            log: Vec::new(),
         }
     }
 
@@ -42,7 +44,16 @@ impl SensedBoard {
     }
 
     fn touch(&mut self, sq: Square, seq: u64) {
-        self.last_touch[sq.to_usize()] = seq;
+        self.log.push((seq, sq));
+    }
+
+    /// Forgets touches up to sequence number `seq`: nothing will ask about
+    /// them again.
+    pub fn forget_until(&mut self, seq: u64) {
+        let keep = self.log.partition_point(|&(s, _)| s <= seq);
+        if keep > 0 {
+            self.log.drain(..keep);
+        }
     }
 
     /// A piece left `sq`. Returns whether anything changed.
@@ -102,10 +113,11 @@ impl SensedBoard {
     /// The squares touched by an event after sequence number `since`.
     pub fn touched_since(&self, since: u64) -> Bitboard {
         let mut bb = Bitboard::EMPTY;
-        for sq in Square::ALL {
-            if self.last_touch[sq.to_usize()] > since {
-                bb.add(sq);
+        for &(seq, sq) in self.log.iter().rev() {
+            if seq <= since {
+                break;
             }
+            bb.add(sq);
         }
         bb
     }

@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per area.
 
 mod analyze;
+mod cli;
 mod corpus;
 mod properties;
 mod scripts;

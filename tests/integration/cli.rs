@@ -1,0 +1,228 @@
+//! The `eboard` binary as users call it: exit statuses, one-line errors,
+//! the `replay --json` contract, deterministic simulation.
+
+use std::process::{Command, Output, Stdio};
+
+use crate::util::root;
+
+fn eboard(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_eboard"));
+    cmd.args(args).current_dir(root());
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("eboard runs");
+    if let Some(text) = stdin {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn malformed_script_is_one_line_with_file_and_line_and_status_2() {
+    let out = eboard(
+        &["replay", "tests/scripts/malformed-unknown-verb.board"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(
+            "eboard: tests/scripts/malformed-unknown-verb.board:6: unknown event 'teleport'"
+        ),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing is half applied");
+}
+
+#[test]
+fn stdin_errors_name_stdin() {
+    let out = eboard(&["replay", "-"], Some("lift e2\nplace z9\n"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("eboard: <stdin>:2: expected a square"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_file_is_status_2() {
+    let out = eboard(&["replay", "no/such/file.board"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("no/such/file.board")
+    );
+}
+
+#[test]
+fn replay_json_has_the_contract_fields() {
+    let out = eboard(
+        &[
+            "replay",
+            "--json",
+            "tests/scripts/move-changed-before-completion.board",
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1);
+    let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(v["moves"], serde_json::json!(["Ra6"]));
+    assert_eq!(v["result"], "*");
+    assert_eq!(v["termination"], serde_json::Value::Null);
+    assert_eq!(v["fen"], "4k3/8/R7/8/8/8/8/4K3 b - - 1 1");
+    let alert = &v["alerts"][0];
+    assert_eq!(alert["kind"], "move_changed");
+    assert_eq!(alert["ply"], 1);
+    assert_eq!(alert["side"], "white");
+    assert!(alert["message"].as_str().unwrap().contains("Art. 4.7"));
+    assert!(v["pgn"].as_str().unwrap().contains("1. Ra6 *"));
+}
+
+#[test]
+fn replay_json_reports_checkmate() {
+    let out = eboard(
+        &[
+            "replay",
+            "--json",
+            "tests/scripts/checkmate-ends-the-game.board",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"], "0-1");
+    assert_eq!(v["termination"], "checkmate");
+    assert_eq!(v["alerts"], serde_json::json!([]));
+}
+
+#[test]
+fn rules_flag_is_accepted_and_checked() {
+    for rules in ["standard", "rapid", "blitz"] {
+        let out = eboard(&["replay", "--rules", rules, "pgn/demo.board"], None);
+        assert!(out.status.success(), "{rules}");
+    }
+    let out = eboard(&["replay", "--rules", "bullet", "pgn/demo.board"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn bundled_demo_replays_to_the_opera_game() {
+    let out = eboard(&["replay", "pgn/demo.board"], None);
+    assert!(out.status.success());
+    let pgn = String::from_utf8(out.stdout).unwrap();
+    let games = eboard::pgn::read_games(pgn.as_bytes()).unwrap();
+    let expected = eboard::pgn::read_games(
+        std::fs::read_to_string(root().join("pgn/opera-game.pgn"))
+            .unwrap()
+            .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(games.len(), 1);
+    assert_eq!(games[0].moves, expected[0].moves);
+    assert!(pgn.contains("[White \"Morphy, Paul\"]"));
+    assert!(pgn.contains("17. Rd8#"));
+}
+
+#[test]
+fn simulate_is_deterministic_per_seed() {
+    let a = eboard(
+        &[
+            "simulate",
+            "--seed",
+            "3",
+            "--noise",
+            "rough",
+            "pgn/opera-game.pgn",
+        ],
+        None,
+    );
+    let b = eboard(
+        &[
+            "simulate",
+            "--seed",
+            "3",
+            "--noise",
+            "rough",
+            "pgn/opera-game.pgn",
+        ],
+        None,
+    );
+    let c = eboard(
+        &[
+            "simulate",
+            "--seed",
+            "4",
+            "--noise",
+            "rough",
+            "pgn/opera-game.pgn",
+        ],
+        None,
+    );
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout);
+    assert_ne!(a.stdout, c.stdout);
+}
+
+#[test]
+fn simulate_then_replay_through_pipes() {
+    let script = eboard(
+        &[
+            "simulate",
+            "--occupancy",
+            "--clock",
+            "--noise",
+            "human",
+            "pgn/edge-cases.pgn",
+        ],
+        None,
+    );
+    assert!(script.status.success());
+    let out = eboard(
+        &["replay", "--json", "-"],
+        Some(&String::from_utf8(script.stdout).unwrap()),
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let expected = eboard::pgn::read_games(
+        std::fs::read_to_string(root().join("pgn/edge-cases.pgn"))
+            .unwrap()
+            .as_bytes(),
+    )
+    .unwrap();
+    let got: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(got.len(), expected.len());
+    for (g, e) in got.iter().zip(&expected) {
+        let uci: Vec<String> = e
+            .moves
+            .iter()
+            .map(|&m| shakmaty::uci::UciMove::from_standard(m).to_string())
+            .collect();
+        assert_eq!(g["uci"], serde_json::json!(uci));
+    }
+}
+
+#[test]
+fn bad_pgn_for_simulate_is_status_2() {
+    let out = eboard(&["simulate", "-"], Some("1. e4 e5 2. Ke3 *\n"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("Ke3"), "{err}");
+}
