@@ -17,15 +17,38 @@ pub enum AlertKind {
     /// another square before the move was completed (Art. 4.7); the final
     /// move was recorded.
     MoveChanged,
+    /// The position has occurred for at least the third time: the player
+    /// having the move may claim a draw (Art. 9.2).
+    ThreefoldClaimable,
+    /// The last 50 moves by each player had no pawn move and no capture: the
+    /// player having the move may claim a draw (Art. 9.3).
+    FiftyMovesClaimable,
+    /// A draw claim was checked and found incorrect (Art. 9.5.3).
+    ClaimRejected,
+    /// A draw agreed before both players had moved is not valid (Art. 5.2.3).
+    DrawRejected,
 }
 
 impl AlertKind {
+    /// Whether the alert reports an irregularity (something an arbiter must
+    /// look into), rather than information such as a claimable draw.
+    pub fn is_irregularity(self) -> bool {
+        !matches!(
+            self,
+            AlertKind::ThreefoldClaimable | AlertKind::FiftyMovesClaimable
+        )
+    }
+
     /// The snake_case name.
     pub fn as_str(self) -> &'static str {
         match self {
             AlertKind::MovesInferred => "moves_inferred",
             AlertKind::Takeback => "takeback",
             AlertKind::MoveChanged => "move_changed",
+            AlertKind::ThreefoldClaimable => "threefold_claimable",
+            AlertKind::FiftyMovesClaimable => "fifty_moves_claimable",
+            AlertKind::ClaimRejected => "claim_rejected",
+            AlertKind::DrawRejected => "draw_rejected",
         }
     }
 }

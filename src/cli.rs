@@ -12,7 +12,7 @@ use crate::{
     engine::EngineConfig,
     pgn::read_games,
     replay::{GameReport, replay_script, reported_games},
-    rules::RuleSet,
+    rules::{Laws, RuleSet},
     script::write_script,
     simulate::{Noise, SimOptions, simulate},
 };
@@ -38,6 +38,10 @@ enum Command {
         /// The rule set: standard, rapid or blitz.
         #[arg(long, default_value = "standard", value_parser = clap::value_parser!(RuleSet))]
         rules: RuleSet,
+        /// The edition of the FIDE Laws: 2023 (in force from 1 January 2023)
+        /// or 2005.
+        #[arg(long, default_value = "2023", value_parser = clap::value_parser!(Laws))]
+        laws: Laws,
         /// How long (ms) a board state must stand before it counts; shorter
         /// states are sliding pieces and sensor flicker.
         #[arg(long, default_value_t = EngineConfig::default().settle_ms)]
@@ -70,6 +74,13 @@ impl clap::builder::ValueParserFactory for RuleSet {
     type Parser = clap::builder::ValueParser;
     fn value_parser() -> Self::Parser {
         clap::builder::ValueParser::new(|s: &str| s.parse::<RuleSet>())
+    }
+}
+
+impl clap::builder::ValueParserFactory for Laws {
+    type Parser = clap::builder::ValueParser;
+    fn value_parser() -> Self::Parser {
+        clap::builder::ValueParser::new(|s: &str| s.parse::<Laws>())
     }
 }
 
@@ -128,10 +139,15 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
             file,
             json,
             rules,
+            laws,
             settle_ms,
         } => {
             let (name, text) = read_input(&file)?;
-            let config = EngineConfig { settle_ms, rules };
+            let config = EngineConfig {
+                settle_ms,
+                rules,
+                laws,
+            };
             let engine =
                 replay_script(&name, &text, config).map_err(|e| Failure::input(e.to_string()))?;
             for game in reported_games(&engine) {

@@ -20,15 +20,16 @@
 //!   with no clock in the session, when the opponent lifts one of his own
 //!   pieces; in any case when a later move is made or the move ends the game.
 
-use shakmaty::{ByColor, CastlingMode, Chess, Color, Move, Outcome, Position};
+use shakmaty::{ByColor, CastlingMode, Chess, Color, Move, Outcome, Position, uci::UciMove};
 
 use crate::{
     alert::{Alert, AlertKind},
-    event::{BoardEvent, Millis, Seconds, TimedEvent},
+    event::{BoardEvent, ClaimKind, Millis, Seconds, TimedEvent, side_name},
     game::{Game, Termination, draw, win},
     matcher::{Explanation, explain},
-    rules::RuleSet,
+    rules::{Laws, RuleSet, Rules, minutes},
     sensed::SensedBoard,
+    winnability::{Budget, Verdict, can_checkmate, can_checkmate_fast},
 };
 
 /// How the engine reads the board.
@@ -39,6 +40,8 @@ pub struct EngineConfig {
     pub settle_ms: Millis,
     /// The rule set of the games.
     pub rules: RuleSet,
+    /// The edition of the Laws.
+    pub laws: Laws,
 }
 
 impl Default for EngineConfig {
@@ -46,6 +49,7 @@ impl Default for EngineConfig {
         EngineConfig {
             settle_ms: 150,
             rules: RuleSet::Standard,
+            laws: Laws::Fide2023,
         }
     }
 }
@@ -195,6 +199,13 @@ impl Engine {
         &self.config
     }
 
+    fn rules(&self) -> Rules {
+        Rules {
+            set: self.config.rules,
+            laws: self.config.laws,
+        }
+    }
+
     /// Every game of the session so far, the current one last.
     pub fn games(&self) -> &[Game] {
         &self.games
@@ -266,15 +277,23 @@ impl Engine {
             }
             BoardEvent::Flag(color) => {
                 self.flush();
-                self.end_game(win(!*color), Termination::TimeForfeit, t);
+                // Art. 6.9: a loss, unless the opponent cannot checkmate.
+                let outcome = self.loss_unless_no_mate(*color, "flag fall (Art. 6.9)");
+                self.end_game(outcome, Termination::TimeForfeit, t);
             }
             BoardEvent::Resign(color) => {
                 self.flush();
-                self.end_game(win(!*color), Termination::Resignation, t);
+                // Art. 5.1.2 (2023): a draw if the opponent cannot checkmate.
+                let outcome = if self.rules().resignation_needs_mating_chances() {
+                    self.loss_unless_no_mate(*color, "resignation (Art. 5.1.2)")
+                } else {
+                    win(!*color)
+                };
+                self.end_game(outcome, Termination::Resignation, t);
             }
             BoardEvent::Draw => {
                 self.flush();
-                self.end_game(draw(), Termination::Agreement, t);
+                self.agree_draw(t);
             }
             BoardEvent::Result(outcome) => {
                 self.flush();
@@ -285,10 +304,10 @@ impl Engine {
                 };
                 self.end_game(*outcome, termination, t);
             }
-            BoardEvent::Claim(..) => {
-                // Claims are read here so that the position they speak of is
-                // the settled one; their rulings come with the draw rules.
+            BoardEvent::Claim(color, kind, mv) => {
+                // The claim speaks of the settled position.
                 self.flush();
+                self.claim(*color, *kind, mv.as_ref(), t);
             }
             BoardEvent::Setup(fen) => {
                 self.flush();
@@ -664,20 +683,218 @@ impl Engine {
         }
     }
 
+    /// The endings the Laws apply by themselves after a move, in their
+    /// order of precedence: checkmate and stalemate end the game before any
+    /// counter matters (a mate on the 75th move wins, Art. 9.6.2), then a
+    /// dead position (5.2.2), the fifth occurrence of a position (9.6.1) and
+    /// 75 moves without pawn move or capture (9.6.2). Otherwise the arbiter
+    /// is told when a draw may be claimed (9.2, 9.3).
     fn check_game_over(&mut self, at: Millis) {
+        let rules = self.rules();
         let game = self.game();
-        if !game.no_legal_moves() {
+        let pos = game.position();
+        let ending = if game.no_legal_moves() {
+            Some(if pos.is_check() {
+                (win(!pos.turn()), Termination::Checkmate)
+            } else {
+                (draw(), Termination::Stalemate)
+            })
+        } else if is_dead_fast(pos) {
+            Some((draw(), Termination::DeadPosition))
+        } else if rules.automatic_draws() && game.repetitions() >= 5 {
+            Some((draw(), Termination::FivefoldRepetition))
+        } else if rules.automatic_draws() && pos.halfmoves() >= 150 {
+            Some((draw(), Termination::SeventyfiveMoves))
+        } else {
+            None
+        };
+        if let Some((outcome, termination)) = ending {
+            // A move that ends the game is completed by that (Art. 6.2.1.1).
+            self.complete_all(at);
+            self.end_game(outcome, termination, at);
+            return;
+        }
+        let to_move = pos.turn();
+        let repetitions = game.repetitions();
+        let halfmoves = pos.halfmoves();
+        if repetitions >= 3 {
+            let message = format!(
+                "this position has now occurred {repetitions} times: {} may claim a draw by repetition (Art. 9.2.1.2)",
+                side_name(to_move)
+            );
+            self.alert(AlertKind::ThreefoldClaimable, Some(to_move), message);
+        }
+        if halfmoves == 100 {
+            let message = format!(
+                "the last 50 moves by each player were made without a pawn move or a capture: {} may claim a draw (Art. 9.3.2)",
+                side_name(to_move)
+            );
+            self.alert(AlertKind::FiftyMovesClaimable, Some(to_move), message);
+        }
+    }
+
+    /// The result when `loser` flags or resigns: a loss, unless the opponent
+    /// cannot checkmate by any series of legal moves. An undecided analysis
+    /// keeps the loss and says so.
+    fn loss_unless_no_mate(&mut self, loser: Color, what: &str) -> Outcome {
+        let pos = self.game().position().clone();
+        let verdict = match can_checkmate_fast(&pos, !loser) {
+            Verdict::No => Verdict::No,
+            _ => can_checkmate(&pos, !loser, Budget::DETERMINISTIC)
+                .map_or(Verdict::Unknown, |a| a.verdict),
+        };
+        match verdict {
+            Verdict::No => draw(),
+            Verdict::Yes => win(!loser),
+            Verdict::Unknown => {
+                let message = format!(
+                    "{what}: whether {} can still checkmate could not be decided; the game is scored as lost, the arbiter should check the position",
+                    side_name(!loser)
+                );
+                self.alert(AlertKind::ClaimRejected, Some(loser), message);
+                win(!loser)
+            }
+        }
+    }
+
+    fn agree_draw(&mut self, t: Millis) {
+        let game = self.game();
+        if game.is_over() {
+            return;
+        }
+        let both_moved = (1..=game.ply()).map(|ply| game.mover(ply)).fold(
+            ByColor::<bool>::default(),
+            |mut seen, c| {
+                seen[c] = true;
+                seen
+            },
+        );
+        if both_moved.white && both_moved.black || self.rules().early_draw_agreement() {
+            self.end_game(draw(), Termination::Agreement, t);
+        } else {
+            let message = "a draw agreed before both players have made a move is not valid; the game goes on (Art. 5.2.3)".to_owned();
+            self.alert(AlertKind::DrawRejected, None, message);
+        }
+    }
+
+    /// Checks a draw claim (Art. 9.2, 9.3, 9.5).
+    fn claim(&mut self, claimant: Color, kind: ClaimKind, mv: Option<&UciMove>, t: Millis) {
+        let rules = self.rules();
+        let game = self.game();
+        if game.is_over() {
             return;
         }
         let pos = game.position();
-        let (outcome, termination) = if pos.is_check() {
-            (win(!pos.turn()), Termination::Checkmate)
-        } else {
-            (draw(), Termination::Stalemate)
+        let (article, termination) = match kind {
+            ClaimKind::Threefold => ("Art. 9.2", Termination::ThreefoldRepetition),
+            ClaimKind::Fifty => ("Art. 9.3", Termination::FiftyMoves),
         };
-        // A move that ends the game is completed by that (Art. 6.2.1.1).
-        self.complete_all(at);
-        self.end_game(outcome, termination, at);
+        let rejected = |reason: String| -> (Option<String>, String) { (None, reason) };
+        let (correct, reason) = if pos.turn() != claimant {
+            rejected(format!(
+                "only the player having the move may claim ({article} and its commentary)"
+            ))
+        } else {
+            match mv {
+                None => match kind {
+                    ClaimKind::Threefold => {
+                        let n = game.repetitions();
+                        if n >= 3 {
+                            (
+                                Some(format!(
+                                    "the position has occurred {n} times ({article}.1.2)"
+                                )),
+                                String::new(),
+                            )
+                        } else {
+                            rejected(format!(
+                                "the position has occurred only {n} time(s), not 3 ({article}.1.2)"
+                            ))
+                        }
+                    }
+                    ClaimKind::Fifty => {
+                        let h = pos.halfmoves();
+                        if h >= 100 {
+                            (
+                                Some(format!(
+                                    "the last 50 moves by each player were completed without pawn move or capture ({article}.2)"
+                                )),
+                                String::new(),
+                            )
+                        } else {
+                            rejected(format!(
+                                "only {} moves by each player without pawn move or capture, not 50 ({article}.2)",
+                                h / 2
+                            ))
+                        }
+                    }
+                },
+                Some(uci) => match uci.to_move(pos) {
+                    Err(_) => rejected(format!(
+                        "the announced move {uci} is not legal; another move with the same piece must be made (commentary to Art. 9.5.3)"
+                    )),
+                    Ok(m) => {
+                        let mut after = pos.clone();
+                        after.play_unchecked(m);
+                        match kind {
+                            ClaimKind::Threefold => {
+                                let n =
+                                    game.occurrences(&after, crate::game::position_key(&after)) + 1;
+                                if n >= 3 {
+                                    (
+                                        Some(format!(
+                                            "the announced move {uci} makes the position occur for the {n}th time ({article}.1.1)"
+                                        )),
+                                        String::new(),
+                                    )
+                                } else {
+                                    rejected(format!(
+                                        "after the announced move {uci} the position will have occurred {n} time(s), not 3 ({article}.1.1)"
+                                    ))
+                                }
+                            }
+                            ClaimKind::Fifty => {
+                                if after.halfmoves() >= 100 {
+                                    (
+                                        Some(format!(
+                                            "after the announced move {uci} the last 50 moves by each player have no pawn move or capture ({article}.1)"
+                                        )),
+                                        String::new(),
+                                    )
+                                } else {
+                                    rejected(format!(
+                                        "after the announced move {uci} only {} moves by each player without pawn move or capture, not 50 ({article}.1)",
+                                        after.halfmoves() / 2
+                                    ))
+                                }
+                            }
+                        }
+                    }
+                },
+            }
+        };
+        match correct {
+            Some(_) => self.end_game(draw(), termination, t),
+            None => {
+                let bonus = rules.wrong_claim_bonus();
+                let mut ruling = format!(
+                    "{} to {} ({}); the game goes on",
+                    minutes(bonus),
+                    side_name(!claimant),
+                    rules.wrong_claim_article()
+                );
+                if let Some(uci) = mv {
+                    ruling.push_str(&format!(
+                        "; the announced move {uci} must be played (Art. 9.5.3)"
+                    ));
+                }
+                let message = format!("{} claims a draw: incorrect: {reason}", side_name(claimant));
+                self.alert(AlertKind::ClaimRejected, Some(claimant), message);
+                if let Some(last) = self.game_mut().alerts.last_mut() {
+                    last.ruling = Some(ruling);
+                }
+            }
+        }
     }
 
     fn end_game(&mut self, outcome: Outcome, termination: Termination, at: Millis) {
@@ -746,4 +963,16 @@ fn same_move_in_hand(old: Move, new: Move) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether the quick test proves that neither side can checkmate (Art. 5.2.2).
+/// The quick test settles the dead positions of real games (bare kings,
+/// lone minor pieces, locked pawn chains) in microseconds; a position it
+/// cannot settle is taken as alive.
+fn is_dead_fast(pos: &Chess) -> bool {
+    if pos.is_insufficient_material() {
+        return true;
+    }
+    can_checkmate_fast(pos, Color::White) == Verdict::No
+        && can_checkmate_fast(pos, Color::Black) == Verdict::No
 }

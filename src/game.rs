@@ -29,6 +29,16 @@ pub enum Termination {
     ArbiterDecision,
     /// Ended without a result (`*`).
     Abandoned,
+    /// Art. 5.2.2: neither player can checkmate by any series of legal moves.
+    DeadPosition,
+    /// Art. 9.6.1: the same position for the fifth time.
+    FivefoldRepetition,
+    /// Art. 9.6.2: 75 moves by each player without pawn move or capture.
+    SeventyfiveMoves,
+    /// Art. 9.2: a correct claim of threefold repetition.
+    ThreefoldRepetition,
+    /// Art. 9.3: a correct claim under the fifty-move rule.
+    FiftyMoves,
 }
 
 impl Termination {
@@ -42,6 +52,11 @@ impl Termination {
             Termination::Agreement => "agreement",
             Termination::ArbiterDecision => "arbiter_decision",
             Termination::Abandoned => "abandoned",
+            Termination::DeadPosition => "dead_position",
+            Termination::FivefoldRepetition => "fivefold_repetition",
+            Termination::SeventyfiveMoves => "seventyfive_moves",
+            Termination::ThreefoldRepetition => "threefold_repetition",
+            Termination::FiftyMoves => "fifty_moves",
         }
     }
 
@@ -55,6 +70,11 @@ impl Termination {
             Termination::Agreement => "Draw agreed (Art. 5.2.3)",
             Termination::ArbiterDecision => "Result recorded by the arbiter",
             Termination::Abandoned => "Game abandoned without a result",
+            Termination::DeadPosition => "Dead position (Art. 5.2.2)",
+            Termination::FivefoldRepetition => "Fivefold repetition (Art. 9.6.1)",
+            Termination::SeventyfiveMoves => "75 moves without pawn move or capture (Art. 9.6.2)",
+            Termination::ThreefoldRepetition => "Threefold repetition claimed (Art. 9.2)",
+            Termination::FiftyMoves => "Fifty-move rule claimed (Art. 9.3)",
         }
     }
 }
@@ -82,6 +102,10 @@ pub struct Game {
     pub tags: Vec<(String, String)>,
     setup: Option<Fen>,
     positions: Vec<Chess>,
+    /// For each position, its identity under Art. 9.2.2 (same player to
+    /// move, same pieces on the same squares, same castling rights, en
+    /// passant only when a capture is possible).
+    keys: Vec<u64>,
     /// For each position, the sequence number of the event from which the
     /// board showed it: squares touched after it may belong to the next move.
     bases: Vec<u64>,
@@ -104,6 +128,7 @@ impl Game {
         Game {
             tags: Vec::new(),
             setup,
+            keys: vec![position_key(&start)],
             positions: vec![start],
             bases: vec![basis],
             moves: Vec::new(),
@@ -149,6 +174,33 @@ impl Game {
         self.bases[ply]
     }
 
+    /// How many times the current position has occurred in the game (Art.
+    /// 9.2.2; the occurrences need not be consecutive).
+    pub fn repetitions(&self) -> usize {
+        self.repetitions_at(self.ply())
+    }
+
+    /// How many times the position after `ply` moves had occurred by then.
+    pub fn repetitions_at(&self, ply: usize) -> usize {
+        let Some(pos) = self.positions.get(ply) else {
+            return 0;
+        };
+        let since = (ply + 1).saturating_sub(pos.halfmoves() as usize + 1);
+        self.keys[since..=ply]
+            .iter()
+            .filter(|&&k| k == self.keys[ply])
+            .count()
+    }
+
+    /// How many times the position `pos` (with identity `key`), reached
+    /// now or next, has occurred in the game. Positions before the last
+    /// pawn move or capture cannot be the same, so only those after it are
+    /// compared.
+    pub fn occurrences(&self, pos: &Chess, key: u64) -> usize {
+        let since = self.keys.len().saturating_sub(pos.halfmoves() as usize + 1);
+        self.keys[since..].iter().filter(|&&k| k == key).count()
+    }
+
     /// The result (`*` while the game goes on).
     pub fn outcome(&self) -> Outcome {
         self.outcome
@@ -183,6 +235,7 @@ impl Game {
         let mut pos = self.position().clone();
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, mv);
         self.stuck = pos.legal_moves().is_empty();
+        self.keys.push(position_key(&pos));
         self.positions.push(pos);
         self.bases.push(basis);
         self.moves.push(RecordedMove {
@@ -198,6 +251,7 @@ impl Game {
     pub(crate) fn truncate(&mut self, ply: usize) {
         self.moves.truncate(ply);
         self.positions.truncate(ply + 1);
+        self.keys.truncate(ply + 1);
         self.bases.truncate(ply + 1);
         self.stuck = self.position().legal_moves().is_empty();
     }
@@ -280,4 +334,11 @@ pub fn win(winner: Color) -> Outcome {
 /// A draw.
 pub fn draw() -> Outcome {
     Outcome::Known(KnownOutcome::Draw)
+}
+
+/// The identity of a position under Art. 9.2.2, as a Zobrist hash (en passant
+/// counted only when a capture is legal).
+pub fn position_key(pos: &Chess) -> u64 {
+    pos.zobrist_hash::<shakmaty::zobrist::Zobrist64>(EnPassantMode::Legal)
+        .0
 }

@@ -47,6 +47,7 @@ fn round_trip(noise: Noise, occupancy: bool, clock: bool, seed: u64) {
         let unexpected: Vec<&str> = game
             .alerts
             .iter()
+            .filter(|a| a.kind.is_irregularity())
             .map(|a| a.kind.as_str())
             .filter(|&k| noise != Noise::Rough || k != "moves_inferred")
             .collect();

@@ -4,5 +4,6 @@ mod analyze;
 mod cli;
 mod corpus;
 mod properties;
+mod rules;
 mod scripts;
 mod util;
