@@ -27,6 +27,16 @@ pub enum AlertKind {
     ClaimRejected,
     /// A draw agreed before both players had moved is not valid (Art. 5.2.3).
     DrawRejected,
+    /// A completed illegal move (Art. 7.5.1): the clock was pressed with the
+    /// board in a state no legal move explains.
+    IllegalMove,
+    /// A pawn moved to the last rank and the clock pressed with the pawn
+    /// still there (Art. 7.5.2): recorded as a queen promotion.
+    PawnNotPromoted,
+    /// The clock was pressed without a move (Art. 7.5.3).
+    ClockWithoutMove,
+    /// The board shows again the position before an irregularity.
+    PositionRestored,
 }
 
 impl AlertKind {
@@ -35,7 +45,9 @@ impl AlertKind {
     pub fn is_irregularity(self) -> bool {
         !matches!(
             self,
-            AlertKind::ThreefoldClaimable | AlertKind::FiftyMovesClaimable
+            AlertKind::ThreefoldClaimable
+                | AlertKind::FiftyMovesClaimable
+                | AlertKind::PositionRestored
         )
     }
 
@@ -49,6 +61,10 @@ impl AlertKind {
             AlertKind::FiftyMovesClaimable => "fifty_moves_claimable",
             AlertKind::ClaimRejected => "claim_rejected",
             AlertKind::DrawRejected => "draw_rejected",
+            AlertKind::IllegalMove => "illegal_move",
+            AlertKind::PawnNotPromoted => "pawn_not_promoted",
+            AlertKind::ClockWithoutMove => "clock_without_move",
+            AlertKind::PositionRestored => "position_restored",
         }
     }
 }

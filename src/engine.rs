@@ -20,14 +20,17 @@
 //!   with no clock in the session, when the opponent lifts one of his own
 //!   pieces; in any case when a later move is made or the move ends the game.
 
-use shakmaty::{ByColor, CastlingMode, Chess, Color, Move, Outcome, Position, uci::UciMove};
+use shakmaty::{
+    Bitboard, ByColor, CastlingMode, CastlingSide, Chess, Color, Move, Outcome, Position, Role,
+    Square, uci::UciMove,
+};
 
 use crate::{
     alert::{Alert, AlertKind},
     event::{BoardEvent, ClaimKind, Millis, Seconds, TimedEvent, side_name},
     game::{Game, Termination, draw, win},
-    matcher::{Explanation, explain},
-    rules::{Laws, RuleSet, Rules, minutes},
+    matcher::{Explanation, explain, occupancy_after},
+    rules::{IllegalMovePenalty, Laws, RuleSet, Rules, minutes},
     sensed::SensedBoard,
     winnability::{Budget, Verdict, can_checkmate, can_checkmate_fast},
 };
@@ -163,6 +166,9 @@ pub struct Engine {
     pending_press: ByColor<bool>,
     last_clock: Option<(Seconds, Seconds)>,
     pending_tags: Vec<(String, String)>,
+    /// An irregularity waiting for the position before it to be restored
+    /// (Art. 7.5.1): the player who committed it.
+    irregular: Option<Color>,
     events: Vec<GameEvent>,
 }
 
@@ -190,6 +196,7 @@ impl Engine {
             pending_press: ByColor::default(),
             last_clock: None,
             pending_tags: Vec::new(),
+            irregular: None,
             events: vec![GameEvent::GameStarted { game: 0, at: 0 }],
         }
     }
@@ -405,6 +412,18 @@ impl Engine {
             }
             return;
         }
+        if self.irregular.is_some() {
+            // Only the position before the irregularity, or a legal move
+            // from it, brings the record back in step (Art. 7.5.1).
+            if self.sensed.shows_position(game.position()) {
+                self.restored(None, made_at, basis);
+            } else if let Explanation::Unique(moves) =
+                explain(game.position(), &self.sensed, game.basis(game.ply()), 1)
+            {
+                self.restored(Some(moves[0]), made_at, basis);
+            }
+            return;
+        }
         if self.sensed.shows_position(game.position()) {
             return;
         }
@@ -446,22 +465,145 @@ impl Engine {
 
         // Positions earlier in the game never have fewer pieces.
         let fewer = self.sensed.occupied().count() < game.position().board().occupied().count();
-        if fewer {
-            if let Explanation::Unique(moves) = explain(game.position(), &self.sensed, since, 3) {
-                self.record(&moves, made_at, basis);
-            }
-            return;
-        }
-        if let Some(ply) = (0..n.saturating_sub(1)).rev().find(|&ply| {
-            self.sensed
-                .shows_position(game.position_at(ply).expect("ply < n"))
-        }) {
+        if !fewer
+            && let Some(ply) = (0..n.saturating_sub(1)).rev().find(|&ply| {
+                self.sensed
+                    .shows_position(game.position_at(ply).expect("ply < n"))
+            })
+        {
             return self.take_back(ply, made_at);
         }
 
         if let Explanation::Unique(moves) = explain(game.position(), &self.sensed, since, 3) {
-            self.record(&moves, made_at, basis);
+            return self.record(&moves, made_at, basis);
         }
+
+        // The player to move pressed his clock and the opponent then moved:
+        // the clock was pressed without a move (Art. 7.5.3).
+        let turn = game.position().turn();
+        if self.pending_press[turn]
+            && let Ok(passed) = game.position().clone().swap_turn()
+            && let Explanation::Unique(_) = explain(&passed, &self.sensed, since, 1)
+        {
+            self.pending_press[turn] = false;
+            let message = format!(
+                "{} pressed the clock without making a move, and {} then moved (Art. 7.5.3: treated as an illegal move)",
+                side_name(turn),
+                side_name(!turn)
+            );
+            self.illegal(AlertKind::ClockWithoutMove, turn, message, made_at);
+        }
+    }
+
+    /// The board is back in step after an irregularity: the position before
+    /// it, or a legal move from it.
+    fn restored(&mut self, mv: Option<Move>, made_at: Millis, basis: u64) {
+        let offender = self.irregular.take();
+        let message =
+            "the board shows again the position before the irregularity (Art. 7.5.1)".to_owned();
+        self.alert(AlertKind::PositionRestored, offender, message);
+        if let Some(m) = mv {
+            self.record(&[m], made_at, basis);
+        }
+    }
+
+    /// Counts a completed illegal move (or an act treated as one) and applies
+    /// Art. 7.5.5: time to the opponent, or the game lost on the second
+    /// (drawn if the opponent cannot checkmate).
+    fn illegal(&mut self, kind: AlertKind, offender: Color, message: String, at: Millis) {
+        let rules = self.rules();
+        let count = {
+            let game = self.game_mut();
+            game.illegal_moves[offender] += 1;
+            game.illegal_moves[offender]
+        };
+        let article = rules.illegal_move_article();
+        let restore = kind != AlertKind::PawnNotPromoted;
+        let (ruling, ending) = match rules.illegal_move_penalty(count) {
+            IllegalMovePenalty::TimeToOpponent(secs) => {
+                let mut ruling = format!(
+                    "{} to {} ({article}; illegal move number {count} by {})",
+                    minutes(secs),
+                    side_name(!offender),
+                    side_name(offender)
+                );
+                if restore {
+                    ruling.push_str("; restore the position before it, then a move with the piece touched (Art. 7.5.1, 4.3)");
+                }
+                (ruling, None)
+            }
+            IllegalMovePenalty::Loss { unless_no_mate } => {
+                let pos = self.game().position().clone();
+                let opponent_can_mate = !unless_no_mate
+                    || can_checkmate_fast(&pos, !offender) != Verdict::No
+                        && can_checkmate(&pos, !offender, Budget::DETERMINISTIC)
+                            .map_or(true, |a| a.verdict != Verdict::No);
+                if opponent_can_mate {
+                    (
+                        format!(
+                            "illegal move number {count} by {}: the game is lost ({article})",
+                            side_name(offender)
+                        ),
+                        Some(win(!offender)),
+                    )
+                } else {
+                    (
+                        format!(
+                            "illegal move number {count} by {}: the game is drawn, as {} cannot checkmate by any series of legal moves ({article})",
+                            side_name(offender),
+                            side_name(!offender)
+                        ),
+                        Some(draw()),
+                    )
+                }
+            }
+        };
+        self.alert(kind, Some(offender), message);
+        if let Some(last) = self.game_mut().alerts.last_mut() {
+            last.ruling = Some(ruling);
+        }
+        match ending {
+            Some(outcome) => {
+                self.irregular = None;
+                self.end_game(outcome, Termination::IllegalMoves, at);
+            }
+            None if restore => self.irregular = Some(offender),
+            None => {}
+        }
+    }
+
+    /// The clock was pressed by the player to move with the board showing
+    /// no legal move: a completed illegal move (Art. 7.5.1), or a pawn left
+    /// on the last rank (7.5.2).
+    fn completed_irregularity(&mut self, color: Color, t: Millis) {
+        let game = self.game();
+        let pos = game.position().clone();
+        let since = game.basis(game.ply());
+        let touched = self.sensed.touched_since(since);
+        if let Some(m) = unpromoted_pawn(&pos, &self.sensed) {
+            let made_at = self.state_since;
+            let basis = self.state_seq;
+            self.record(&[m], made_at, basis);
+            self.complete_all(t);
+            let san = self
+                .game()
+                .moves()
+                .last()
+                .map(|m| m.san.to_string())
+                .unwrap_or_default();
+            let message = format!(
+                "{} pressed the clock with a pawn on the last rank: recorded as {san}, a queen promotion (Art. 7.5.2: treated as an illegal move)",
+                side_name(color)
+            );
+            self.illegal(AlertKind::PawnNotPromoted, color, message, t);
+            return;
+        }
+        let what = describe_illegal(&pos, &self.sensed, touched);
+        let message = format!(
+            "{} completed an illegal move: {what} (Art. 7.5.1)",
+            side_name(color)
+        );
+        self.illegal(AlertKind::IllegalMove, color, message, t);
     }
 
     /// Records moves the board showed made at `made_at`.
@@ -659,12 +801,27 @@ impl Engine {
         let n = game.ply();
         if n > 0 && game.mover(n) == color && game.moves()[n - 1].completed_at.is_none() {
             self.complete_all(t);
+        } else if self.irregular.is_none()
+            && game.position().turn() == color
+            && !self.sensed.shows_position(game.position())
+            && self.moved_own_piece(color)
+        {
+            self.completed_irregularity(color, t);
         } else {
             // The board has not shown this player's move yet (boards report
             // later than clocks, and a scanning board can be a ply or two
             // behind): it is completed as soon as the board shows it.
             self.pending_press[color] = true;
         }
+    }
+
+    /// Whether one of `color`'s pieces left its square since the position.
+    fn moved_own_piece(&self, color: Color) -> bool {
+        let game = self.game();
+        let pos = game.position();
+        let ours = pos.board().by_color(color);
+        let touched = self.sensed.touched_since(game.basis(game.ply()));
+        (ours & !self.sensed.occupied()).any() || (ours & touched).any()
     }
 
     fn complete_by_opponent_lift(&mut self, sq: shakmaty::Square, t: Millis) {
@@ -975,4 +1132,151 @@ fn is_dead_fast(pos: &Chess) -> bool {
     }
     can_checkmate_fast(pos, Color::White) == Verdict::No
         && can_checkmate_fast(pos, Color::Black) == Verdict::No
+}
+
+/// A pawn of the side to move put on the last rank and left there, as the
+/// board shows it (identity boards only: an occupancy board reads the piece
+/// as a queen anyway). Returns the queen promotion to record (Art. 7.5.2).
+fn unpromoted_pawn(pos: &Chess, sensed: &SensedBoard) -> Option<Move> {
+    let pawn = pos.turn().pawn();
+    pos.legal_moves().into_iter().find(|&m| {
+        matches!(m, Move::Normal { promotion: Some(Role::Queen), to, .. }
+            if sensed.piece_at(to) == Some(pawn)
+                && occupancy_after(pos.board().occupied(), m, pos.turn()) == sensed.occupied())
+    })
+}
+
+/// Says what the board shows as a move, in long notation with the reason it
+/// is illegal: "Ke1-e3: a king cannot go from e1 to e3".
+fn describe_illegal(pos: &Chess, sensed: &SensedBoard, touched: Bitboard) -> String {
+    let turn = pos.turn();
+    let board = pos.board();
+    let vacated = board.occupied() & !sensed.occupied() & pos.us();
+    let filled = sensed.occupied() & !board.occupied();
+    // Castling: the king two squares along its rank.
+    if let Some(k) = board.king_of(turn)
+        && vacated.contains(k)
+        && let Some(to) = (filled & Bitboard::from_rank(k.rank()))
+            .into_iter()
+            .find(|&sq| sq.file().distance(k.file()) == 2)
+    {
+        let king_side = to.file() > k.file();
+        let (name, side, passed) = if king_side {
+            ("O-O", CastlingSide::KingSide, shakmaty::File::F)
+        } else {
+            ("O-O-O", CastlingSide::QueenSide, shakmaty::File::D)
+        };
+        let passed = Square::from_coords(passed, k.rank());
+        let reason = if !pos.castles().has(turn, side) {
+            "castling after the king or that rook has moved (Art. 3.8.2.1)"
+        } else if pos.is_check() {
+            "castling out of check (Art. 3.8.2.2)"
+        } else if board.attacks_to(passed, !turn, board.occupied()).any() {
+            "castling through check (Art. 3.8.2.2)"
+        } else {
+            "castling into check or with a piece in between (Art. 3.8.2)"
+        };
+        return format!("{name}: {reason}");
+    }
+    let Some(from) = vacated.single_square() else {
+        return format!(
+            "the board shows a position no legal move leads to (emptied: {}; filled: {})",
+            squares(vacated),
+            squares(filled)
+        );
+    };
+    let Some(role) = board.role_at(from) else {
+        return "the board shows a position no legal move leads to".to_owned();
+    };
+    let to = filled
+        .single_square()
+        .or_else(|| (touched & sensed.occupied() & pos.them()).single_square());
+    let Some(to) = to else {
+        return format!(
+            "the {} left {from} for no square it can reach",
+            role_name(role)
+        );
+    };
+    let capture = board
+        .role_at(to)
+        .filter(|_| board.color_at(to) == Some(!turn));
+    let letter = if role == Role::Pawn {
+        String::new()
+    } else {
+        role.upper_char().to_string()
+    };
+    let text = format!(
+        "{letter}{from}{}{to}",
+        if capture.is_some() { 'x' } else { '-' }
+    );
+    let behind = Square::from_coords(to.file(), from.rank());
+    if role == Role::Pawn
+        && capture.is_none()
+        && shakmaty::attacks::pawn_attacks(turn, from).contains(to)
+        && board.piece_at(behind) == Some((!turn).pawn())
+        && !sensed.occupied().contains(behind)
+    {
+        return format!(
+            "{}x{to} en passant: allowed only on the move right after the pawn's double step (Art. 3.7.3.2)",
+            from.file().char()
+        );
+    }
+    let reaches = match role {
+        Role::Pawn => {
+            let step = turn.fold_wb(8, -8);
+            let one = from.offset(step);
+            let two = one.and_then(|s| s.offset(step));
+            let home = turn.fold_wb(shakmaty::Rank::Second, shakmaty::Rank::Seventh);
+            if capture.is_some() {
+                shakmaty::attacks::pawn_attacks(turn, from).contains(to)
+            } else {
+                Some(to) == one || (Some(to) == two && from.rank() == home)
+            }
+        }
+        _ => shakmaty::attacks::attacks(from, role.of(turn), board.occupied()).contains(to),
+    };
+    if !reaches {
+        return format!(
+            "{text}: a {} cannot go from {from} to {to} (Art. 3)",
+            role_name(role)
+        );
+    }
+    let mut after = pos.clone();
+    after.play_unchecked(Move::Normal {
+        role,
+        from,
+        capture,
+        to,
+        promotion: None,
+    });
+    if let Some(k) = after.board().king_of(turn)
+        && after
+            .board()
+            .attacks_to(k, !turn, after.board().occupied())
+            .any()
+    {
+        return format!("{text} leaves the king in check (Art. 3.9)");
+    }
+    format!("{text} is not a legal move here (Art. 3)")
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Pawn => "pawn",
+        Role::Knight => "knight",
+        Role::Bishop => "bishop",
+        Role::Rook => "rook",
+        Role::Queen => "queen",
+        Role::King => "king",
+    }
+}
+
+fn squares(bb: Bitboard) -> String {
+    if bb.is_empty() {
+        return "none".to_owned();
+    }
+    bb.into_iter()
+        .map(|sq| sq.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -39,6 +39,8 @@ pub enum Termination {
     ThreefoldRepetition,
     /// Art. 9.3: a correct claim under the fifty-move rule.
     FiftyMoves,
+    /// Art. 7.5.5: a second completed illegal move (a third in 2005).
+    IllegalMoves,
 }
 
 impl Termination {
@@ -57,6 +59,7 @@ impl Termination {
             Termination::SeventyfiveMoves => "seventyfive_moves",
             Termination::ThreefoldRepetition => "threefold_repetition",
             Termination::FiftyMoves => "fifty_moves",
+            Termination::IllegalMoves => "illegal_moves",
         }
     }
 
@@ -75,6 +78,7 @@ impl Termination {
             Termination::SeventyfiveMoves => "75 moves without pawn move or capture (Art. 9.6.2)",
             Termination::ThreefoldRepetition => "Threefold repetition claimed (Art. 9.2)",
             Termination::FiftyMoves => "Fifty-move rule claimed (Art. 9.3)",
+            Termination::IllegalMoves => "Illegal moves (Art. 7.5.5)",
         }
     }
 }
@@ -112,6 +116,8 @@ pub struct Game {
     moves: Vec<RecordedMove>,
     /// Alerts raised during the game.
     pub alerts: Vec<Alert>,
+    /// Completed illegal moves per player (Art. 7.5.5 counts them).
+    pub illegal_moves: shakmaty::ByColor<u32>,
     outcome: Outcome,
     termination: Option<Termination>,
     /// Whether the current position has no legal move (mate or stalemate).
@@ -133,6 +139,7 @@ impl Game {
             bases: vec![basis],
             moves: Vec::new(),
             alerts: Vec::new(),
+            illegal_moves: shakmaty::ByColor::default(),
             outcome: Outcome::Unknown,
             termination: None,
             stuck,

@@ -138,3 +138,46 @@ pub fn minutes(seconds: u32) -> String {
         s => format!("{s} seconds"),
     }
 }
+
+/// What the Laws prescribe after a player's `count`-th completed illegal
+/// move (Art. 7.5.5; A.3 and B.3 for rapid and blitz; 7.4(b) in 2005).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IllegalMovePenalty {
+    /// Time added to the opponent's clock, in seconds.
+    TimeToOpponent(u32),
+    /// The game is lost, unless the opponent cannot checkmate by any series
+    /// of legal moves (then drawn). In 2005 there was no such exception.
+    Loss {
+        /// Whether a draw replaces the loss when the opponent cannot mate.
+        unless_no_mate: bool,
+    },
+}
+
+impl Rules {
+    /// The penalty for a player's `count`-th completed illegal move.
+    pub fn illegal_move_penalty(self, count: u32) -> IllegalMovePenalty {
+        let bonus = match self.set {
+            RuleSet::Standard => 120,
+            RuleSet::Rapid | RuleSet::Blitz => 60,
+        };
+        match self.laws {
+            Laws::Fide2023 if count >= 2 => IllegalMovePenalty::Loss {
+                unless_no_mate: true,
+            },
+            Laws::Fide2005 if count >= 3 => IllegalMovePenalty::Loss {
+                unless_no_mate: false,
+            },
+            _ => IllegalMovePenalty::TimeToOpponent(bonus),
+        }
+    }
+
+    /// The Article behind the penalty.
+    pub fn illegal_move_article(self) -> &'static str {
+        match (self.laws, self.set) {
+            (Laws::Fide2005, _) => "Art. 7.4(b) of the 2005 Laws",
+            (Laws::Fide2023, RuleSet::Standard) => "Art. 7.5.5",
+            (Laws::Fide2023, RuleSet::Rapid) => "Art. 7.5.5 with A.3",
+            (Laws::Fide2023, RuleSet::Blitz) => "Art. 7.5.5 with A.3 and B.3",
+        }
+    }
+}

@@ -226,3 +226,39 @@ fn bad_pgn_for_simulate_is_status_2() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("Ke3"), "{err}");
 }
+
+#[test]
+fn rapid_rules_give_one_minute_for_an_illegal_move() {
+    let out = eboard(
+        &[
+            "replay",
+            "--json",
+            "--rules",
+            "rapid",
+            "tests/scripts/illegal-king-move-completed.board",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ruling = v["alerts"][0]["ruling"].as_str().unwrap();
+    assert!(ruling.starts_with("1 minute to black"), "{ruling}");
+    assert!(ruling.contains("A.3"), "{ruling}");
+}
+
+#[test]
+fn laws_2005_third_illegal_move_loses() {
+    let out = eboard(
+        &[
+            "replay",
+            "--json",
+            "--laws",
+            "2005",
+            "tests/scripts/second-illegal-move-loses.board",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Under the 2005 Laws the second illegal move still costs only time.
+    assert_eq!(v["result"], "*");
+    assert!(v["alerts"][2]["ruling"].as_str().unwrap().contains("2005"));
+}
