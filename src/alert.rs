@@ -37,6 +37,9 @@ pub enum AlertKind {
     ClockWithoutMove,
     /// The board shows again the position before an irregularity.
     PositionRestored,
+    /// The board differs from the game position and no move explains it
+    /// (Art. 7.4, 7.6): pieces knocked over or moved out of turn.
+    DisplacedPieces,
 }
 
 impl AlertKind {
@@ -65,6 +68,7 @@ impl AlertKind {
             AlertKind::PawnNotPromoted => "pawn_not_promoted",
             AlertKind::ClockWithoutMove => "clock_without_move",
             AlertKind::PositionRestored => "position_restored",
+            AlertKind::DisplacedPieces => "displaced_pieces",
         }
     }
 }

@@ -147,6 +147,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
                 settle_ms,
                 rules,
                 laws,
+                ..EngineConfig::default()
             };
             let engine =
                 replay_script(&name, &text, config).map_err(|e| Failure::input(e.to_string()))?;

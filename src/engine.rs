@@ -45,6 +45,9 @@ pub struct EngineConfig {
     pub rules: RuleSet,
     /// The edition of the Laws.
     pub laws: Laws,
+    /// How long (ms) a board state that no move explains may stand before
+    /// the arbiter is told pieces are displaced (Art. 7.4, 7.6).
+    pub displaced_ms: Millis,
 }
 
 impl Default for EngineConfig {
@@ -53,6 +56,7 @@ impl Default for EngineConfig {
             settle_ms: 150,
             rules: RuleSet::Standard,
             laws: Laws::Fide2023,
+            displaced_ms: 2000,
         }
     }
 }
@@ -169,6 +173,9 @@ pub struct Engine {
     /// An irregularity waiting for the position before it to be restored
     /// (Art. 7.5.1): the player who committed it.
     irregular: Option<Color>,
+    /// Since when the board has shown a state no move explains, and whether
+    /// the arbiter was told.
+    unexplained: Option<(Millis, bool)>,
     events: Vec<GameEvent>,
 }
 
@@ -197,6 +204,7 @@ impl Engine {
             last_clock: None,
             pending_tags: Vec::new(),
             irregular: None,
+            unexplained: None,
             events: vec![GameEvent::GameStarted { game: 0, at: 0 }],
         }
     }
@@ -339,6 +347,52 @@ impl Engine {
             self.evaluate();
         }
         self.now = self.now.max(t);
+        self.check_displaced(t);
+    }
+
+    /// A board state no move explains that stands longer than a move in
+    /// progress would: pieces displaced or knocked over (Art. 7.4, 7.6).
+    fn check_displaced(&mut self, t: Millis) {
+        let Some((since, false)) = self.unexplained else {
+            return;
+        };
+        if t.saturating_sub(since) < self.config.displaced_ms || self.game().is_over() {
+            return;
+        }
+        self.unexplained = Some((since, true));
+        let pos = self.game().position();
+        let board = pos.board();
+        let differ: Vec<String> = Square::ALL
+            .into_iter()
+            .filter(|&sq| {
+                board.occupied().contains(sq) != self.sensed.occupied().contains(sq)
+                    || self
+                        .sensed
+                        .piece_at(sq)
+                        .is_some_and(|p| board.piece_at(sq) != Some(p))
+            })
+            .map(|sq| sq.to_string())
+            .collect();
+        let message = format!(
+            "the board differs from the game position on {} and no move explains it: pieces displaced? Nothing is recorded until the position or a legal move from it is on the board again (Art. 7.4, 7.6)",
+            differ.join(", ")
+        );
+        self.alert(AlertKind::DisplacedPieces, None, message);
+    }
+
+    /// Notes whether the settled board state is explained; tells the
+    /// arbiter when a displacement he was told about is over.
+    fn set_explained(&mut self, explained: bool, at: Millis) {
+        match (explained, self.unexplained) {
+            (true, Some((_, true))) => {
+                self.unexplained = None;
+                let message = "the board shows the game position again (Art. 7.6)".to_owned();
+                self.alert(AlertKind::PositionRestored, None, message);
+            }
+            (true, _) => self.unexplained = None,
+            (false, None) => self.unexplained = Some((at, false)),
+            (false, Some(_)) => {}
+        }
     }
 
     /// Reads the current board state now, however briefly it has stood (at a
@@ -399,6 +453,20 @@ impl Engine {
 
     /// Reads the settled board state.
     fn evaluate(&mut self) {
+        let made_at = self.state_since;
+        let plies = self.game().ply();
+        let games = self.games.len();
+        self.read_state();
+        let game = self.game();
+        let explained = self.games.len() != games
+            || game.is_over()
+            || game.ply() != plies
+            || self.irregular.is_some()
+            || self.sensed.shows_position(game.position());
+        self.set_explained(explained, made_at);
+    }
+
+    fn read_state(&mut self) {
         self.dirty = false;
         let made_at = self.state_since;
         let basis = self.state_seq;
