@@ -40,6 +40,13 @@ pub enum AlertKind {
     /// The board differs from the game position and no move explains it
     /// (Art. 7.4, 7.6): pieces knocked over or moved out of turn.
     DisplacedPieces,
+    /// The player having the move lifted one piece and moved another, lifted
+    /// a capturable opponent piece and did not capture it, or lifted the
+    /// rook first and then castled (Art. 4.3, 4.4). Advisory.
+    TouchMove,
+    /// Both kings were put on the centre squares: the way players at
+    /// DGT-equipped events signal a result; never read as moves.
+    ResultSignal,
 }
 
 impl AlertKind {
@@ -69,6 +76,8 @@ impl AlertKind {
             AlertKind::ClockWithoutMove => "clock_without_move",
             AlertKind::PositionRestored => "position_restored",
             AlertKind::DisplacedPieces => "displaced_pieces",
+            AlertKind::TouchMove => "touch_move",
+            AlertKind::ResultSignal => "result_signal",
         }
     }
 }

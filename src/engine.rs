@@ -176,7 +176,18 @@ pub struct Engine {
     /// Since when the board has shown a state no move explains, and whether
     /// the arbiter was told.
     unexplained: Option<(Millis, bool)>,
+    /// Per player, the first of his own pieces and the first opponent piece
+    /// he lifted during his current move: on a board, touching is lifting
+    /// (Art. 4.3).
+    touches: ByColor<Touches>,
     events: Vec<GameEvent>,
+}
+
+/// What a player lifted first during his move.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Touches {
+    own: Option<Square>,
+    theirs: Option<Square>,
 }
 
 impl Default for Engine {
@@ -205,6 +216,7 @@ impl Engine {
             pending_tags: Vec::new(),
             irregular: None,
             unexplained: None,
+            touches: ByColor::default(),
             events: vec![GameEvent::GameStarted { game: 0, at: 0 }],
         }
     }
@@ -264,6 +276,7 @@ impl Engine {
         match &ev.event {
             BoardEvent::Lift(sq) => {
                 self.seq += 1;
+                self.note_touch(*sq);
                 if self.sensed.lift(*sq, self.seq) {
                     self.state_changed(t);
                 }
@@ -386,6 +399,9 @@ impl Engine {
         match (explained, self.unexplained) {
             (true, Some((_, true))) => {
                 self.unexplained = None;
+                // What was lifted while pieces were displaced says nothing
+                // about the player's intentions.
+                self.touches = ByColor::default();
                 let message = "the board shows the game position again (Art. 7.6)".to_owned();
                 self.alert(AlertKind::PositionRestored, None, message);
             }
@@ -445,6 +461,7 @@ impl Engine {
         }
         self.games.push(game);
         self.pending_press = ByColor::default();
+        self.touches = ByColor::default();
         self.events.push(GameEvent::GameStarted {
             game: self.game_index(),
             at,
@@ -544,6 +561,16 @@ impl Engine {
 
         if let Explanation::Unique(moves) = explain(game.position(), &self.sensed, since, 3) {
             return self.record(&moves, made_at, basis);
+        }
+
+        if let Some(outcome) = result_signal(&self.sensed) {
+            let message = format!(
+                "both kings were put on the centre squares: the players signal the result {} (the convention at DGT-equipped events: both on light squares 1-0, both on dark squares 0-1, one of each 1/2-1/2); not read as moves",
+                outcome.as_str()
+            );
+            self.alert(AlertKind::ResultSignal, None, message);
+            self.end_game(outcome, Termination::ResultSignal, made_at);
+            return;
         }
 
         // The player to move pressed his clock and the opponent then moved:
@@ -676,6 +703,7 @@ impl Engine {
 
     /// Records moves the board showed made at `made_at`.
     fn record(&mut self, moves: &[Move], made_at: Millis, basis: u64) {
+        let before = (moves.len() == 1).then(|| self.game().position().clone());
         let gi = self.game_index();
         let first_ply = self.game().ply() + 1;
         for &m in moves {
@@ -695,6 +723,9 @@ impl Engine {
                 // The clock was pressed before the board showed the move.
                 self.complete_all(made_at);
             }
+        }
+        if let [m] = moves {
+            self.check_touch_move_on(before, *m);
         }
         // Touches older than the position before the last move are never
         // asked about again.
@@ -737,6 +768,7 @@ impl Engine {
             san: new_san.clone(),
             at: made_at,
         });
+        self.check_touch_move_on(self.game().position_at(n - 1).cloned(), m);
         if !same_move_in_hand(old.mv, m) {
             let message = format!(
                 "{} was released as a legal move, then changed into {} before the clock was pressed; a piece released on a square as a legal move may not be moved to another square (Art. 4.7). Recorded: {}",
@@ -821,6 +853,12 @@ impl Engine {
 
     /// Completes every move not yet completed.
     fn complete_all(&mut self, at: Millis) {
+        // A completed move closes its player's touches.
+        let n = self.game().ply();
+        if n > 0 && self.game().moves()[n - 1].completed_at.is_none() {
+            let mover = self.game().mover(n);
+            self.touches[mover] = Touches::default();
+        }
         let gi = self.game_index();
         let clock = self.last_clock;
         let game = self.games.last_mut().expect("a game");
@@ -890,6 +928,86 @@ impl Engine {
         let ours = pos.board().by_color(color);
         let touched = self.sensed.touched_since(game.basis(game.ply()));
         (ours & !self.sensed.occupied()).any() || (ours & touched).any()
+    }
+
+    /// Notes a lift as a touch by the player who is moving: the player to
+    /// move, or the player still finishing his last, uncompleted move.
+    fn note_touch(&mut self, sq: Square) {
+        let game = self.game();
+        if game.is_over() {
+            return;
+        }
+        let pos = game.position();
+        let Some(color) = pos.board().color_at(sq) else {
+            return;
+        };
+        let n = game.ply();
+        let finishing =
+            n > 0 && game.moves()[n - 1].completed_at.is_none() && game.mover(n) == color;
+        let player = if finishing { color } else { pos.turn() };
+        let touches = &mut self.touches[player];
+        if color == player {
+            touches.own.get_or_insert(sq);
+        } else {
+            touches.theirs.get_or_insert(sq);
+        }
+    }
+
+    /// Touch-move (Art. 4.3, 4.4) checked against the move played from
+    /// `before`. Advisory: a board cannot hear "j'adoube" (4.2).
+    fn check_touch_move_on(&mut self, before: Option<Chess>, m: Move) {
+        let Some(pos) = before else {
+            return;
+        };
+        let mover = pos.turn();
+        let touches = self.touches[mover];
+        let own_other = touches.own.is_some_and(|first| Some(first) != m.from());
+        let theirs_other = touches.theirs.is_some_and(|target| match m {
+            Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()) != target,
+            _ => !(m.is_capture() && m.to() == target),
+        });
+        if !own_other && !theirs_other {
+            // The usual case: the first pieces lifted are the ones played.
+            return;
+        }
+        let legal = pos.legal_moves();
+        let mut breaches = Vec::new();
+        if let Some(first) = touches.own
+            && Some(first) != m.from()
+        {
+            let castled_with = matches!(m, Move::Castle { rook, .. } if rook == first);
+            if castled_with {
+                breaches.push(format!(
+                    "lifted the rook on {first} first, then castled with it: castling on that side is not allowed on that move (Art. 4.4.2)"
+                ));
+            } else if legal.iter().any(|l| l.from() == Some(first)) {
+                let role = pos.board().role_at(first).map_or("piece", role_name);
+                breaches.push(format!(
+                    "lifted the {role} on {first} first, which could move, then moved another piece (Art. 4.3.1)"
+                ));
+            }
+        }
+        if let Some(target) = touches.theirs {
+            let takes = |l: &Move| match *l {
+                Move::EnPassant { from, to } => {
+                    Square::from_coords(to.file(), from.rank()) == target
+                }
+                _ => l.is_capture() && l.to() == target,
+            };
+            if legal.iter().any(takes) && !takes(&m) {
+                let role = pos.board().role_at(target).map_or("piece", role_name);
+                breaches.push(format!(
+                    "lifted the opponent's {role} on {target} first, which could be captured, then did not capture it (Art. 4.3.2)"
+                ));
+            }
+        }
+        for breach in breaches {
+            let message = format!(
+                "{} {breach}; advisory: the board cannot tell a touch from an adjustment announced with \"j'adoube\" (Art. 4.2)",
+                side_name(mover)
+            );
+            self.alert(AlertKind::TouchMove, Some(mover), message);
+        }
     }
 
     fn complete_by_opponent_lift(&mut self, sq: shakmaty::Square, t: Millis) {
@@ -1347,4 +1465,23 @@ fn squares(bb: Bitboard) -> String {
         .map(|sq| sq.to_string())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Both kings on the centre squares, identified by the board: the result
+/// the players signal (light squares d5 and e4 for White's win, dark d4 and
+/// e5 for Black's, one of each for a draw).
+fn result_signal(sensed: &SensedBoard) -> Option<Outcome> {
+    let centre = [Square::D4, Square::D5, Square::E4, Square::E5];
+    let find = |king: shakmaty::Piece| {
+        centre
+            .into_iter()
+            .find(|&sq| sensed.piece_at(sq) == Some(king))
+    };
+    let white = find(Color::White.king())?;
+    let black = find(Color::Black.king())?;
+    Some(match (white.is_light(), black.is_light()) {
+        (true, true) => win(Color::White),
+        (false, false) => win(Color::Black),
+        _ => draw(),
+    })
 }

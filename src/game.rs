@@ -41,6 +41,8 @@ pub enum Termination {
     FiftyMoves,
     /// Art. 7.5.5: a second completed illegal move (a third in 2005).
     IllegalMoves,
+    /// The players signalled the result with both kings on the centre squares.
+    ResultSignal,
 }
 
 impl Termination {
@@ -60,6 +62,7 @@ impl Termination {
             Termination::ThreefoldRepetition => "threefold_repetition",
             Termination::FiftyMoves => "fifty_moves",
             Termination::IllegalMoves => "illegal_moves",
+            Termination::ResultSignal => "result_signal",
         }
     }
 
@@ -79,6 +82,7 @@ impl Termination {
             Termination::ThreefoldRepetition => "Threefold repetition claimed (Art. 9.2)",
             Termination::FiftyMoves => "Fifty-move rule claimed (Art. 9.3)",
             Termination::IllegalMoves => "Illegal moves (Art. 7.5.5)",
+            Termination::ResultSignal => "Result signalled with the kings on the centre squares",
         }
     }
 }
