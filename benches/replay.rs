@@ -8,6 +8,10 @@
 //! - `replay/parse_and_engine`: the same from board-script text, as
 //!   `eboard replay` does.
 //!
+//! - `rules/per_move`: the draw and dead-position checks the engine runs
+//!   after every move (repetition count, move counters, CHA's quick test),
+//!   alone, on the same games' positions.
+//!
 //! The ratio engine / floor is what the README reports.
 
 use std::{hint::black_box, path::Path};
@@ -82,6 +86,41 @@ fn bench(c: &mut Criterion) {
                 }
                 black_box(&pos);
             }
+        })
+    });
+    group.finish();
+
+    // The positions after every move, with their repetition keys.
+    let positions: Vec<Vec<Chess>> = games
+        .iter()
+        .map(|g| {
+            let mut pos = g.start.clone();
+            let mut line = vec![pos.clone()];
+            for &m in &g.moves {
+                pos.play_unchecked(m);
+                line.push(pos.clone());
+            }
+            line
+        })
+        .collect();
+    let mut group = c.benchmark_group("rules");
+    group.throughput(Throughput::Elements(moves));
+    group.bench_function("per_move", |b| {
+        b.iter(|| {
+            let mut ended = 0u32;
+            for line in &positions {
+                let mut keys: Vec<u64> = Vec::with_capacity(line.len());
+                for pos in line {
+                    let key = eboard::game::position_key(pos);
+                    let since = keys.len().saturating_sub(pos.halfmoves() as usize);
+                    let reps = keys[since..].iter().filter(|&&k| k == key).count() + 1;
+                    keys.push(key);
+                    if reps >= 5 || pos.halfmoves() >= 150 || eboard::engine::is_dead_fast(pos) {
+                        ended += 1;
+                    }
+                }
+            }
+            black_box(ended)
         })
     });
     group.finish();

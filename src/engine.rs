@@ -1312,7 +1312,7 @@ fn same_move_in_hand(old: Move, new: Move) -> bool {
 /// The quick test settles the dead positions of real games (bare kings,
 /// lone minor pieces, locked pawn chains) in microseconds; a position it
 /// cannot settle is taken as alive.
-fn is_dead_fast(pos: &Chess) -> bool {
+pub fn is_dead_fast(pos: &Chess) -> bool {
     if pos.is_insufficient_material() {
         return true;
     }
