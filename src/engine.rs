@@ -277,10 +277,11 @@ impl Engine {
             BoardEvent::Lift(sq) => {
                 self.seq += 1;
                 self.note_touch(*sq);
+                let settled = !self.dirty;
                 if self.sensed.lift(*sq, self.seq) {
                     self.state_changed(t);
                 }
-                self.complete_by_opponent_lift(*sq, t);
+                self.complete_by_opponent_lift(*sq, settled, t);
             }
             BoardEvent::Place(sq, piece) => {
                 self.seq += 1;
@@ -1010,12 +1011,32 @@ impl Engine {
         }
     }
 
-    fn complete_by_opponent_lift(&mut self, sq: shakmaty::Square, t: Millis) {
+    /// `settled`: the board state before the lift had been read.
+    fn complete_by_opponent_lift(&mut self, sq: shakmaty::Square, settled: bool, t: Millis) {
         if self.clock_in_use {
             return;
         }
         let game = self.game();
-        if game.is_over() || game.ply() == 0 {
+        if game.is_over() {
+            return;
+        }
+        let pos = game.position();
+        let offender = pos.turn();
+        // With no clock, an illegal move is completed when the opponent
+        // starts his next move (Art. 6.2.1, 7.5.1): the mover's piece was
+        // put down where no legal move explains it, and an opponent's piece
+        // is lifted without that making the mover's move (a capture).
+        if self.irregular.is_none()
+            && settled
+            && self.unexplained.is_some()
+            && pos.board().color_at(sq) == Some(!offender)
+            && (self.sensed.occupied() & !pos.board().occupied()).any()
+            && self.moved_own_piece(offender)
+            && explain(pos, &self.sensed, game.basis(game.ply()), 1) == Explanation::None
+        {
+            return self.completed_irregularity(offender, t);
+        }
+        if game.ply() == 0 {
             return;
         }
         let pos = game.position();
