@@ -5,6 +5,8 @@
 //! - `floor/san_replay`: parse every game's SAN and play it with shakmaty,
 //!   the least any recorder must do per move;
 //! - `replay/engine`: the same games' board events through the engine;
+//! - `replay/engine_without_arbiter`: the same with the irregularity checks
+//!   (illegal moves, touch-move, displaced pieces) off, to measure them;
 //! - `replay/parse_and_engine`: the same from board-script text, as
 //!   `eboard replay` does.
 //!
@@ -130,6 +132,20 @@ fn bench(c: &mut Criterion) {
     group.bench_function("engine", |b| {
         b.iter(|| {
             let mut engine = Engine::new(EngineConfig::default());
+            for ev in &events {
+                engine.push(ev).expect("simulated events apply");
+                engine.clear_events();
+            }
+            engine.finish();
+            black_box(engine.games().len())
+        })
+    });
+    group.bench_function("engine_without_arbiter", |b| {
+        b.iter(|| {
+            let mut engine = Engine::new(EngineConfig {
+                arbiter: false,
+                ..EngineConfig::default()
+            });
             for ev in &events {
                 engine.push(ev).expect("simulated events apply");
                 engine.clear_events();

@@ -48,6 +48,10 @@ pub struct EngineConfig {
     /// How long (ms) a board state that no move explains may stand before
     /// the arbiter is told pieces are displaced (Art. 7.4, 7.6).
     pub displaced_ms: Millis,
+    /// Watch for irregularities (illegal moves, touch-move, displaced
+    /// pieces). Off, the engine only records the moves (a broadcast-only
+    /// reader; also how the cost of the checks is measured).
+    pub arbiter: bool,
 }
 
 impl Default for EngineConfig {
@@ -57,6 +61,7 @@ impl Default for EngineConfig {
             rules: RuleSet::Standard,
             laws: Laws::Fide2023,
             displaced_ms: 2000,
+            arbiter: true,
         }
     }
 }
@@ -367,6 +372,9 @@ impl Engine {
     /// A board state no move explains that stands longer than a move in
     /// progress would: pieces displaced or knocked over (Art. 7.4, 7.6).
     fn check_displaced(&mut self, t: Millis) {
+        if !self.config.arbiter {
+            return;
+        }
         let Some((since, false)) = self.unexplained else {
             return;
         };
@@ -577,7 +585,8 @@ impl Engine {
         // The player to move pressed his clock and the opponent then moved:
         // the clock was pressed without a move (Art. 7.5.3).
         let turn = game.position().turn();
-        if self.pending_press[turn]
+        if self.config.arbiter
+            && self.pending_press[turn]
             && let Ok(passed) = game.position().clone().swap_turn()
             && let Explanation::Unique(_) = explain(&passed, &self.sensed, since, 1)
         {
@@ -908,7 +917,8 @@ impl Engine {
         let n = game.ply();
         if n > 0 && game.mover(n) == color && game.moves()[n - 1].completed_at.is_none() {
             self.complete_all(t);
-        } else if self.irregular.is_none()
+        } else if self.config.arbiter
+            && self.irregular.is_none()
             && game.position().turn() == color
             && !self.sensed.shows_position(game.position())
             && self.moved_own_piece(color)
@@ -935,7 +945,7 @@ impl Engine {
     /// move, or the player still finishing his last, uncompleted move.
     fn note_touch(&mut self, sq: Square) {
         let game = self.game();
-        if game.is_over() {
+        if game.is_over() || !self.config.arbiter {
             return;
         }
         let pos = game.position();
@@ -1026,7 +1036,8 @@ impl Engine {
         // starts his next move (Art. 6.2.1, 7.5.1): the mover's piece was
         // put down where no legal move explains it, and an opponent's piece
         // is lifted without that making the mover's move (a capture).
-        if self.irregular.is_none()
+        if self.config.arbiter
+            && self.irregular.is_none()
             && settled
             && self.unexplained.is_some()
             && pos.board().color_at(sq) == Some(!offender)
