@@ -158,6 +158,9 @@ pub struct Engine {
     /// A press by a player whose move the board did not show yet.
     pending_press: ByColor<bool>,
     last_clock: Option<(Seconds, Seconds)>,
+    /// A clock report came while the board showed a state not read yet:
+    /// it is given to the record once that state is read.
+    clock_pending: bool,
     pending_tags: Vec<(String, String)>,
     events: Vec<GameEvent>,
 }
@@ -185,6 +188,7 @@ impl Engine {
             clock_in_use: false,
             pending_press: ByColor::default(),
             last_clock: None,
+            clock_pending: false,
             pending_tags: Vec::new(),
             events: vec![GameEvent::GameStarted { game: 0, at: 0 }],
         }
@@ -256,7 +260,15 @@ impl Engine {
             }
             BoardEvent::Clock(white, black) => {
                 self.last_clock = Some((*white, *black));
-                self.update_last_completed_clock();
+                if self.dirty {
+                    // The board may show moves made before this report that
+                    // are not read yet (a board back after a disconnection,
+                    // a scan that skipped plies): the times belong to the
+                    // record as it will be once they are.
+                    self.clock_pending = true;
+                } else {
+                    self.update_last_completed_clock();
+                }
             }
             BoardEvent::Flag(color) => {
                 self.flush();
@@ -305,6 +317,7 @@ impl Engine {
     pub fn advance_to(&mut self, t: Millis) {
         if self.dirty && t.saturating_sub(self.state_since) >= self.config.settle_ms {
             self.evaluate();
+            self.apply_pending_clock();
         }
         self.now = self.now.max(t);
     }
@@ -314,6 +327,13 @@ impl Engine {
     pub fn flush(&mut self) {
         if self.dirty {
             self.evaluate();
+            self.apply_pending_clock();
+        }
+    }
+
+    fn apply_pending_clock(&mut self) {
+        if std::mem::take(&mut self.clock_pending) {
+            self.update_last_completed_clock();
         }
     }
 
