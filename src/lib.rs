@@ -7,7 +7,8 @@
 //! (the pure reconstruction engine, with [`sensed`] and [`matcher`]), [`game`]
 //! and [`alert`] (what it records), [`pgn`] (the PGN writer and reader),
 //! [`simulate`] (board sessions made from PGN games, for tests), [`replay`]
-//! (a whole script through the engine).
+//! (a whole script through the engine). Real boards: [`protocol`] (the byte
+//! codecs) and [`transport`] (serial ports, live reading, captures).
 
 pub mod alert;
 pub mod analyze;
@@ -23,6 +24,7 @@ pub mod rules;
 pub mod script;
 pub mod sensed;
 pub mod simulate;
+pub mod transport;
 pub mod winnability;
 
 pub use alert::{Alert, AlertKind};
