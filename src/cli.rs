@@ -1,5 +1,5 @@
 //! The command line: `eboard replay`, `eboard simulate`, `eboard analyze`,
-//! `eboard ports`, `eboard watch`.
+//! `eboard ports`, `eboard watch`, `eboard virtual-board`.
 
 use std::{
     io::{self, Read, Write},
@@ -76,6 +76,10 @@ enum Command {
     /// Reads a board live: prints each move as it is made, the PGN on
     /// Ctrl-C; `--record` writes a byte capture for bug reports.
     Watch(crate::transport::watch::WatchArgs),
+    /// Plays a board script (or PGN) on a virtual board on a
+    /// pseudo-terminal, speaking a board's byte protocol; prints the
+    /// device path.
+    VirtualBoard(crate::virtual_board::cli::VirtualBoardArgs),
 }
 
 impl clap::builder::ValueParserFactory for RuleSet {
@@ -210,6 +214,9 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
         }
         Command::Watch(args) => {
             crate::transport::watch::run(&args, out).map_err(|e| Failure(e.to_string(), 1))?;
+        }
+        Command::VirtualBoard(args) => {
+            crate::virtual_board::cli::run(&args, out).map_err(|e| Failure(e.to_string(), 1))?;
         }
         Command::Analyze(args) => {
             let code = crate::analyze::run(&args, out)

@@ -8,7 +8,8 @@
 //! and [`alert`] (what it records), [`pgn`] (the PGN writer and reader),
 //! [`simulate`] (board sessions made from PGN games, for tests), [`replay`]
 //! (a whole script through the engine). Real boards: [`protocol`] (the byte
-//! codecs) and [`transport`] (serial ports, live reading, captures).
+//! codecs), [`transport`] (serial ports, live reading, captures) and
+//! [`virtual_board`] (a board on a pseudo-terminal, for tests and demos).
 
 pub mod alert;
 pub mod analyze;
@@ -25,6 +26,7 @@ pub mod script;
 pub mod sensed;
 pub mod simulate;
 pub mod transport;
+pub mod virtual_board;
 pub mod winnability;
 
 pub use alert::{Alert, AlertKind};
