@@ -4,4 +4,5 @@ mod analyze;
 mod corpus;
 mod properties;
 mod scripts;
+mod serial;
 mod util;
