@@ -398,6 +398,8 @@ pub fn replay_capture(
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
     use crate::event::BoardEvent;
     use crate::protocol::dgt;
@@ -470,5 +472,25 @@ mod tests {
         assert_eq!(times, vec![0, 250, 500]);
         assert_eq!(events[1].event.event, BoardEvent::Lift(Square::E2));
         assert_eq!(events[2].place, Place::Offset(bytes.len() - 1));
+    }
+
+    proptest! {
+        #[test]
+        fn any_file_is_read_or_refused_without_panic(
+            body in proptest::collection::vec(any::<u8>(), 0..300),
+            text in "[0-9a-z #\n]{0,200}",
+            timed in any::<bool>(),
+            family in 0usize..3,
+        ) {
+            let protocol = [Protocol::Dgt, Protocol::Millennium, Protocol::Certabo][family];
+            let mut data = Vec::new();
+            if timed {
+                data.extend_from_slice(HEADER.as_bytes());
+                data.push(b'\n');
+                data.extend_from_slice(text.as_bytes());
+            }
+            data.extend_from_slice(&body);
+            let _ = replay_capture("f", &data, protocol, LinkOptions::default(), EngineConfig::default());
+        }
     }
 }

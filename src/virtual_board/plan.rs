@@ -473,6 +473,8 @@ pub fn piece_of(c: Option<Content>) -> Option<Piece> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
     use crate::script::parse_script;
 
@@ -561,6 +563,56 @@ mod tests {
                 b
             };
             assert_eq!(end(&clean), end(&noisy));
+        }
+    }
+
+    fn arb_event() -> impl Strategy<Value = BoardEvent> {
+        let sq = (0u32..64).prop_map(Square::new);
+        let piece = proptest::option::of((0usize..12).prop_map(|i| {
+            let color = if i < 6 { Color::White } else { Color::Black };
+            Piece {
+                color,
+                role: shakmaty::Role::ALL[i % 6],
+            }
+        }));
+        let color = any::<bool>().prop_map(|w| if w { Color::White } else { Color::Black });
+        prop_oneof![
+            sq.clone().prop_map(BoardEvent::Lift),
+            (sq, piece).prop_map(|(s, p)| BoardEvent::Place(s, p)),
+            color.clone().prop_map(BoardEvent::Press),
+            (0u32..40_000, 0u32..40_000).prop_map(|(w, b)| BoardEvent::Clock(w, b)),
+            color.clone().prop_map(BoardEvent::Flag),
+            color.prop_map(BoardEvent::Resign),
+            Just(BoardEvent::Draw),
+            Just(BoardEvent::Result(Outcome::Unknown)),
+            Just(BoardEvent::Board(Box::new(crate::event::Scan::empty()))),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_script_is_played_without_panic(
+            events in proptest::collection::vec((0u64..500, arb_event()), 0..80),
+            seed in any::<u64>(),
+            family in 0usize..2,
+        ) {
+            let protocol = [Protocol::Dgt, Protocol::Millennium][family];
+            let mut t = 0;
+            let events: Vec<TimedEvent> = events
+                .into_iter()
+                .map(|(dt, event)| {
+                    t += dt;
+                    TimedEvent { at: t, event }
+                })
+                .collect();
+            let options = PlanOptions {
+                artefacts: true,
+                seed,
+                unplugged: vec![(t / 3, t / 2 + 1)],
+            };
+            let steps = plan(&events, protocol, &options);
+            prop_assert!(steps.windows(2).all(|w| w[0].at <= w[1].at));
+            crate::virtual_board::play_in_process(&events, protocol, &options).unwrap();
         }
     }
 }
