@@ -156,11 +156,15 @@ impl DgtBoard {
                 ClockReport {
                     left: face(c.white, c.flagged[0]),
                     right: face(c.black, c.flagged[1]),
+                    // The turn bits are always set, as on a clock whose
+                    // lever shows who is to move; they also keep a report of
+                    // two zero times from being all zero, which the codec
+                    // rightly drops as a blank report.
                     status: ClockStatus {
                         running: c.running,
                         right_lever_high: c.right_lever_high,
-                        right_to_move: c.running && c.right_lever_high,
-                        left_to_move: c.running && !c.right_lever_high,
+                        right_to_move: c.right_lever_high,
+                        left_to_move: !c.right_lever_high,
                         ..ClockStatus::default()
                     },
                 }
@@ -224,11 +228,19 @@ impl Emulator for DgtBoard {
         match action {
             Action::Set(sq, c) => self.set(at, *sq, *c, out),
             Action::Scan(next) => {
-                // One sweep: changed squares in the board's own order, a8
-                // first, so an arrival can come before a departure.
-                for i in 0..64 {
-                    let sq = square_from_a8(i);
-                    self.set(at, sq, next[sq.to_usize()], out);
+                // Several squares changed at once (a script's `board` line,
+                // a set-up): reported emptied squares first, as the codecs
+                // report a scan, each group in the board's a8-first order.
+                // A real sweep is at most a few changes of one move; the
+                // artefacts of one move's sweep are made by the plan.
+                for emptied in [true, false] {
+                    for i in 0..64 {
+                        let sq = square_from_a8(i);
+                        let new = next[sq.to_usize()];
+                        if (new.is_none()) == emptied {
+                            self.set(at, sq, new, out);
+                        }
+                    }
                 }
             }
             Action::Press(color) => {

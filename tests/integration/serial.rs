@@ -118,37 +118,50 @@ fn check(label: &str, games: &[ImportedGame], live: &Engine, direct: &Engine, cl
 }
 
 fn script(games: &[ImportedGame], protocol: Protocol, seed: u64) -> Vec<TimedEvent> {
+    script_with(games, protocol, seed, Noise::Human)
+}
+
+fn script_with(
+    games: &[ImportedGame],
+    protocol: Protocol,
+    seed: u64,
+    noise: Noise,
+) -> Vec<TimedEvent> {
     simulate(
         games,
         &SimOptions {
             seed,
             occupancy: false,
             clock: protocol == Protocol::Dgt,
-            noise: Noise::Human,
+            noise,
         },
     )
 }
 
+/// The same without a pseudo-terminal, also with rough noise (flicker on
+/// unrelated squares, scans that skip a ply), which is cheap here.
 #[test]
 fn in_process_dgt_and_millennium_give_the_games() {
     let Some(games) = games() else { return };
-    for protocol in [Protocol::Dgt, Protocol::Millennium] {
-        let events = script(&games, protocol, 11);
-        let direct = run_engine(&events);
-        let opts = PlanOptions {
-            artefacts: true,
-            seed: 7,
-            unplugged: vec![],
-        };
-        let (wire, off_wire) = play_in_process(&events, protocol, &opts).unwrap();
-        let live = run_engine(&merge(wire, off_wire));
-        check(
-            &format!("{protocol} in process"),
-            &games,
-            &live,
-            &direct,
-            protocol == Protocol::Dgt,
-        );
+    for noise in [Noise::Human, Noise::Rough] {
+        for protocol in [Protocol::Dgt, Protocol::Millennium] {
+            let events = script_with(&games, protocol, 11, noise);
+            let direct = run_engine(&events);
+            let opts = PlanOptions {
+                artefacts: true,
+                seed: 7,
+                unplugged: vec![],
+            };
+            let (wire, off_wire) = play_in_process(&events, protocol, &opts).unwrap();
+            let live = run_engine(&merge(wire, off_wire));
+            check(
+                &format!("{protocol} in process, {noise:?} noise"),
+                &games,
+                &live,
+                &direct,
+                protocol == Protocol::Dgt,
+            );
+        }
     }
 }
 
