@@ -502,10 +502,15 @@ impl Reader {
                 Err(e) => {
                     attempt += 1;
                     let retry_in = self.config.backoff.delay(attempt);
+                    let mut error = e.to_string();
+                    if e.kind() == serialport::ErrorKind::Io(io::ErrorKind::PermissionDenied) {
+                        // The usual cause on Linux, and easy to fix.
+                        error.push_str(" (on Linux: is the user in the dialout group?)");
+                    }
                     self.state(ConnectionState::Reconnecting {
                         attempt,
                         retry_in,
-                        error: e.to_string(),
+                        error,
                     });
                     if !self.pause(retry_in) {
                         break;

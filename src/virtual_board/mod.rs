@@ -95,9 +95,17 @@ impl Lockstep {
         self.changed.notify_all();
     }
 
-    fn wait(&self, timeout: Duration) {
+    /// Waits until `ready` holds (checked under the lock, so no change is
+    /// missed) or `timeout` passed; returns the counters then.
+    fn wait_for(&self, timeout: Duration, ready: impl Fn(&Counters) -> bool) -> Counters {
         let guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = self.changed.wait_timeout(guard, timeout);
+        match self
+            .changed
+            .wait_timeout_while(guard, timeout, |c| !ready(c))
+        {
+            Ok((guard, _)) => *guard,
+            Err(poisoned) => *poisoned.into_inner().0,
+        }
     }
 }
 
@@ -671,21 +679,19 @@ impl Runner {
             return Ok(());
         };
         let deadline = Instant::now() + STALL;
+        let quiet = |c: &Counters| c.from_host <= c.board_read && c.host_received >= c.to_host;
         loop {
             if self.pty.is_none() || self.stopped() {
                 return Ok(());
             }
-            let c = lock.counters();
-            if c.from_host <= c.board_read && c.host_received >= c.to_host {
+            let c = lock.wait_for(POLL, |c| quiet(c) || c.from_host > c.board_read);
+            if quiet(&c) {
                 return Ok(());
-            }
-            if Instant::now() >= deadline {
-                return Err(VirtualError::HostStalled { at: self.now });
             }
             if c.from_host > c.board_read {
                 self.serve(POLL)?;
-            } else {
-                lock.wait(POLL);
+            } else if Instant::now() >= deadline {
+                return Err(VirtualError::HostStalled { at: self.now });
             }
         }
     }
