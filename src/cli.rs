@@ -1,4 +1,5 @@
-//! The command line: `eboard replay`, `eboard simulate`, `eboard analyze`.
+//! The command line: `eboard replay`, `eboard simulate`, `eboard analyze`,
+//! `eboard ports`, `eboard watch`, `eboard virtual-board`.
 
 use std::{
     io::{self, Read, Write},
@@ -28,10 +29,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Reads a board script and prints the PGN of every game in it.
+    /// Reads a board script (or a byte capture of a board) and prints the
+    /// PGN of every game in it.
     Replay {
         /// The board script (`-` for standard input).
         file: PathBuf,
+        /// What FILE is: a board script, or a capture of a board's bytes
+        /// (from `eboard watch --record`, or raw bytes without timing).
+        #[arg(long, value_enum, default_value = "script")]
+        format: crate::transport::capture::ReplayFormat,
         /// Print one JSON object per game (JSON lines) instead of PGN.
         #[arg(long)]
         json: bool,
@@ -68,6 +74,16 @@ enum Command {
     /// Tells whether each side can still checkmate by any series of legal
     /// moves, and whether the position is dead (Art. 5.2.2).
     Analyze(crate::analyze::AnalyzeArgs),
+    /// Lists the serial ports, with what USB says about them and a guess
+    /// at the board family.
+    Ports(crate::transport::ports::PortsArgs),
+    /// Reads a board live: prints each move as it is made, the PGN on
+    /// Ctrl-C; `--record` writes a byte capture for bug reports.
+    Watch(crate::transport::watch::WatchArgs),
+    /// Plays a board script (or PGN) on a virtual board on a
+    /// pseudo-terminal, speaking a board's byte protocol; prints the
+    /// device path.
+    VirtualBoard(crate::virtual_board::cli::VirtualBoardArgs),
 }
 
 impl clap::builder::ValueParserFactory for RuleSet {
@@ -117,6 +133,20 @@ fn read_input(path: &PathBuf) -> Result<(String, String), Failure> {
     }
 }
 
+fn read_bytes(path: &PathBuf) -> Result<(String, Vec<u8>), Failure> {
+    if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Failure::input(format!("<stdin>: {e}")))?;
+        Ok(("<stdin>".to_owned(), bytes))
+    } else {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+        Ok((name, bytes))
+    }
+}
+
 /// Runs the command line; returns the process exit status (2 for bad input).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -137,20 +167,36 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
     match cli.command {
         Command::Replay {
             file,
+            format,
             json,
             rules,
             laws,
             settle_ms,
         } => {
-            let (name, text) = read_input(&file)?;
             let config = EngineConfig {
                 settle_ms,
                 rules,
                 laws,
                 ..EngineConfig::default()
             };
-            let engine =
-                replay_script(&name, &text, config).map_err(|e| Failure::input(e.to_string()))?;
+            let engine = match format.protocol() {
+                None => {
+                    let (name, text) = read_input(&file)?;
+                    replay_script(&name, &text, config)
+                        .map_err(|e| Failure::input(e.to_string()))?
+                }
+                Some(protocol) => {
+                    let (name, bytes) = read_bytes(&file)?;
+                    crate::transport::capture::replay_capture(
+                        &name,
+                        &bytes,
+                        protocol,
+                        Default::default(),
+                        config,
+                    )
+                    .map_err(|e| Failure::input(e.to_string()))?
+                }
+            };
             for game in reported_games(&engine) {
                 if json {
                     let line = serde_json::to_string(&GameReport::new(game))
@@ -179,6 +225,15 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
             };
             out.write_all(write_script(&simulate(&games, &opts)).as_bytes())
                 .map_err(write_err)?;
+        }
+        Command::Ports(args) => {
+            crate::transport::ports::run(&args, out).map_err(|e| Failure(e.to_string(), 1))?;
+        }
+        Command::Watch(args) => {
+            crate::transport::watch::run(&args, out).map_err(|e| Failure(e.to_string(), 1))?;
+        }
+        Command::VirtualBoard(args) => {
+            crate::virtual_board::cli::run(&args, out).map_err(|e| Failure(e.to_string(), 1))?;
         }
         Command::Analyze(args) => {
             let code = crate::analyze::run(&args, out)

@@ -174,6 +174,9 @@ pub struct Engine {
     /// A press by a player whose move the board did not show yet.
     pending_press: ByColor<bool>,
     last_clock: Option<(Seconds, Seconds)>,
+    /// A clock report came while the board showed a state not read yet:
+    /// it is given to the record once that state is read.
+    clock_pending: bool,
     pending_tags: Vec<(String, String)>,
     /// An irregularity waiting for the position before it to be restored
     /// (Art. 7.5.1): the player who committed it.
@@ -188,11 +191,17 @@ pub struct Engine {
     events: Vec<GameEvent>,
 }
 
-/// What a player lifted first during his move.
+/// What a player lifted first during his move. Pieces lifted within the
+/// settle time of the first count as lifted together: a board that scans
+/// reports them in square order, not in the order the hand took them (and
+/// when the order cannot be told, Art. 4.3.3 and 4.4.1 give the player the
+/// benefit of the doubt).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Touches {
-    own: Option<Square>,
-    theirs: Option<Square>,
+    own: Option<(Square, Millis)>,
+    own_together: Bitboard,
+    theirs: Option<(Square, Millis)>,
+    theirs_together: Bitboard,
 }
 
 impl Default for Engine {
@@ -218,6 +227,7 @@ impl Engine {
             clock_in_use: false,
             pending_press: ByColor::default(),
             last_clock: None,
+            clock_pending: false,
             pending_tags: Vec::new(),
             irregular: None,
             unexplained: None,
@@ -281,7 +291,7 @@ impl Engine {
         match &ev.event {
             BoardEvent::Lift(sq) => {
                 self.seq += 1;
-                self.note_touch(*sq);
+                self.note_touch(*sq, t);
                 let settled = !self.dirty;
                 if self.sensed.lift(*sq, self.seq) {
                     self.state_changed(t);
@@ -307,7 +317,15 @@ impl Engine {
             }
             BoardEvent::Clock(white, black) => {
                 self.last_clock = Some((*white, *black));
-                self.update_last_completed_clock();
+                if self.dirty {
+                    // The board may show moves made before this report that
+                    // are not read yet (a board back after a disconnection,
+                    // a scan that skipped plies): the times belong to the
+                    // record as it will be once they are.
+                    self.clock_pending = true;
+                } else {
+                    self.update_last_completed_clock();
+                }
             }
             BoardEvent::Flag(color) => {
                 self.flush();
@@ -364,6 +382,7 @@ impl Engine {
     pub fn advance_to(&mut self, t: Millis) {
         if self.dirty && t.saturating_sub(self.state_since) >= self.config.settle_ms {
             self.evaluate();
+            self.apply_pending_clock();
         }
         self.now = self.now.max(t);
         self.check_displaced(t);
@@ -425,6 +444,13 @@ impl Engine {
     pub fn flush(&mut self) {
         if self.dirty {
             self.evaluate();
+            self.apply_pending_clock();
+        }
+    }
+
+    fn apply_pending_clock(&mut self) {
+        if std::mem::take(&mut self.clock_pending) {
+            self.update_last_completed_clock();
         }
     }
 
@@ -943,7 +969,7 @@ impl Engine {
 
     /// Notes a lift as a touch by the player who is moving: the player to
     /// move, or the player still finishing his last, uncompleted move.
-    fn note_touch(&mut self, sq: Square) {
+    fn note_touch(&mut self, sq: Square, t: Millis) {
         let game = self.game();
         if game.is_over() || !self.config.arbiter {
             return;
@@ -956,11 +982,20 @@ impl Engine {
         let finishing =
             n > 0 && game.moves()[n - 1].completed_at.is_none() && game.mover(n) == color;
         let player = if finishing { color } else { pos.turn() };
+        let window = self.config.settle_ms;
         let touches = &mut self.touches[player];
-        if color == player {
-            touches.own.get_or_insert(sq);
+        let (first, together) = if color == player {
+            (&mut touches.own, &mut touches.own_together)
         } else {
-            touches.theirs.get_or_insert(sq);
+            (&mut touches.theirs, &mut touches.theirs_together)
+        };
+        match *first {
+            None => {
+                *first = Some((sq, t));
+                together.add(sq);
+            }
+            Some((_, at)) if t.saturating_sub(at) < window => together.add(sq),
+            Some(_) => {}
         }
     }
 
@@ -972,19 +1007,25 @@ impl Engine {
         };
         let mover = pos.turn();
         let touches = self.touches[mover];
-        let own_other = touches.own.is_some_and(|first| Some(first) != m.from());
-        let theirs_other = touches.theirs.is_some_and(|target| match m {
-            Move::EnPassant { from, to } => Square::from_coords(to.file(), from.rank()) != target,
-            _ => !(m.is_capture() && m.to() == target),
-        });
+        let captured = match m {
+            Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
+            _ if m.is_capture() => Some(m.to()),
+            _ => None,
+        };
+        let own_other = touches.own.is_some()
+            && !m
+                .from()
+                .is_some_and(|from| touches.own_together.contains(from));
+        let theirs_other = touches.theirs.is_some()
+            && !captured.is_some_and(|sq| touches.theirs_together.contains(sq));
         if !own_other && !theirs_other {
             // The usual case: the first pieces lifted are the ones played.
             return;
         }
         let legal = pos.legal_moves();
         let mut breaches = Vec::new();
-        if let Some(first) = touches.own
-            && Some(first) != m.from()
+        if let Some((first, _)) = touches.own
+            && own_other
         {
             let castled_with = matches!(m, Move::Castle { rook, .. } if rook == first);
             if castled_with {
@@ -998,7 +1039,9 @@ impl Engine {
                 ));
             }
         }
-        if let Some(target) = touches.theirs {
+        if let Some((target, _)) = touches.theirs
+            && theirs_other
+        {
             let takes = |l: &Move| match *l {
                 Move::EnPassant { from, to } => {
                     Square::from_coords(to.file(), from.rank()) == target

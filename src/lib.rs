@@ -7,7 +7,9 @@
 //! (the pure reconstruction engine, with [`sensed`] and [`matcher`]), [`game`]
 //! and [`alert`] (what it records), [`pgn`] (the PGN writer and reader),
 //! [`simulate`] (board sessions made from PGN games, for tests), [`replay`]
-//! (a whole script through the engine).
+//! (a whole script through the engine). Real boards: [`protocol`] (the byte
+//! codecs), [`transport`] (serial ports, live reading, captures) and
+//! [`virtual_board`] (a board on a pseudo-terminal, for tests and demos).
 
 pub mod alert;
 pub mod analyze;
@@ -23,6 +25,8 @@ pub mod rules;
 pub mod script;
 pub mod sensed;
 pub mod simulate;
+pub mod transport;
+pub mod virtual_board;
 pub mod winnability;
 
 pub use alert::{Alert, AlertKind};

@@ -11,7 +11,10 @@
 //! square after the capturing piece left its square (Art. 4.7.1: the capture
 //! is made when the player has released his piece there), so a capturing
 //! piece still in the hand, or a piece straightened on a square the
-//! opponent could take, is not a capture.
+//! opponent could take, is not a capture. A board that identifies pieces
+//! and reports them square by square (DGT) may list the capturing piece on
+//! its new square before its old square empty; its identity there shows the
+//! capture, so the order of the two reports does not matter on such boards.
 
 use shakmaty::{Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Role, Square};
 
@@ -148,22 +151,25 @@ impl Context<'_> {
     /// Whether the events could have made `m`: all its squares touched, and
     /// for a capture whose square reads occupied before and after, a piece
     /// put there after the capturing piece was lifted (for a promotion, the
-    /// new piece may go down before the pawn is removed, Art. 4.6.2).
+    /// new piece may go down before the pawn is removed, Art. 4.6.2), or
+    /// the capturing piece itself reported there.
     fn admits(&self, m: Move, turn: Color) -> bool {
         if !move_squares(m, turn).is_subset(self.touched) {
             return false;
         }
         match m {
             Move::Normal {
+                role,
                 from,
                 capture: Some(_),
                 to,
                 promotion,
-                ..
             } => {
                 let placed = self.sensed.last_place(to);
                 placed > self.since
-                    && (promotion.is_some() || placed >= self.sensed.last_lift(from))
+                    && (promotion.is_some()
+                        || placed >= self.sensed.last_lift(from)
+                        || self.sensed.piece_at(to) == Some(role.of(turn)))
             }
             _ => true,
         }
@@ -319,6 +325,27 @@ mod tests {
             explain(&pos, &sensed, 0, 1),
             Explanation::Unique(vec![mv(&pos, "e5e4")])
         );
+    }
+
+    #[test]
+    fn identified_capture_reported_before_the_departure() {
+        // A DGT sweep reports the pawn on g4 before h3 empties.
+        let pos = setup("4k3/8/8/8/6p1/7P/8/4K3 w - - 0 1");
+
+        let mut sensed = SensedBoard::showing(pos.board());
+        sensed.lift(Square::G4, 1);
+        sensed.place(Square::G4, Some(Color::White.pawn()), 2);
+        sensed.lift(Square::H3, 3);
+        assert_eq!(
+            explain(&pos, &sensed, 0, 1),
+            Explanation::Unique(vec![mv(&pos, "h3g4")])
+        );
+        // Without identities the same order is a piece still in the hand.
+        let mut sensed = SensedBoard::showing(pos.board());
+        sensed.lift(Square::G4, 1);
+        sensed.place(Square::G4, None, 2);
+        sensed.lift(Square::H3, 3);
+        assert_eq!(explain(&pos, &sensed, 0, 1), Explanation::None);
     }
 
     #[test]

@@ -6,4 +6,5 @@ mod corpus;
 mod properties;
 mod rules;
 mod scripts;
+mod serial;
 mod util;

@@ -1,0 +1,495 @@
+//! The host side of one board connection, without any I/O.
+//!
+//! A [`Link`] owns the protocol decoder of one board and knows what the
+//! host must say to it: the start-up sequence after the port opens, the
+//! full-board request once the board answered, a fresh dump after line
+//! noise. The serial reader thread and `eboard replay --format` both push
+//! the board's bytes through the same `Link`, so a capture replays exactly
+//! as the live path read it.
+
+use std::time::Duration;
+
+use shakmaty::Color;
+
+use super::Protocol;
+use crate::{
+    event::{BoardEvent, Millis},
+    game::{draw, win},
+    protocol::{
+        Decoded, Decoder,
+        certabo::{self, CertaboDecoder},
+        dgt::{self, DgtDecoder, MagicPiece},
+        millennium::{self, MillenniumDecoder, ReportMode},
+    },
+};
+
+/// How long to wait for the board's first answer before sending the
+/// start-up sequence again.
+pub const HANDSHAKE_RETRY: Duration = Duration::from_secs(2);
+
+/// Start-up attempts before the host stops waiting for an answer and asks
+/// for the board anyway.
+pub const HANDSHAKE_TRIES: u32 = 3;
+
+/// Line noise makes the host ask for a fresh full board, at most this often
+/// (in event time), so that a noisy line is not flooded with requests.
+pub const RESYNC_INTERVAL_MS: Millis = 1000;
+
+/// What the board's bytes gave.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct LinkOutput {
+    /// Board events, in order.
+    pub events: Vec<BoardEvent>,
+    /// Things worth a line in the log (versions, EEPROM log, line noise).
+    pub notes: Vec<String>,
+    /// Bytes to send to the board.
+    pub send: Vec<u8>,
+}
+
+impl LinkOutput {
+    /// Empties the output for reuse.
+    pub fn clear(&mut self) {
+        self.events.clear();
+        self.notes.clear();
+        self.send.clear();
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Codec {
+    Dgt(DgtDecoder),
+    Millennium(MillenniumDecoder),
+    Certabo(CertaboDecoder),
+}
+
+/// Where the start-up conversation stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Start-up sent, no answer yet.
+    Handshake,
+    /// The board answered; its full state was asked for.
+    Running,
+}
+
+/// Options of a [`Link`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LinkOptions {
+    /// DGT: which side of the clock White sits on.
+    pub dgt: dgt::Config,
+}
+
+/// The host side of one board: decoder, start-up and resynchronisation.
+#[derive(Debug, Clone)]
+pub struct Link {
+    codec: Codec,
+    stage: Stage,
+    /// Connections so far, this one included.
+    connections: u32,
+    tries: u32,
+    since_start: Duration,
+    last_resync: Option<Millis>,
+    errors: u64,
+    decoded: Vec<Decoded>,
+}
+
+impl Link {
+    /// A link for a board of this family.
+    pub fn new(protocol: Protocol, options: LinkOptions) -> Link {
+        let codec = match protocol {
+            Protocol::Dgt => Codec::Dgt(DgtDecoder::new(options.dgt)),
+            // The port is driven 8N1 (see `Protocol::settings`), so bit 7
+            // of every byte is the 7-O-1 parity bit and can be checked.
+            Protocol::Millennium => Codec::Millennium(MillenniumDecoder::new(millennium::Config {
+                check_parity: true,
+                diffs: true,
+            })),
+            Protocol::Certabo => Codec::Certabo(CertaboDecoder::new(certabo::Config::default())),
+        };
+        Link {
+            codec,
+            stage: Stage::Handshake,
+            connections: 0,
+            tries: 0,
+            since_start: Duration::ZERO,
+            last_resync: None,
+            errors: 0,
+            decoded: Vec::new(),
+        }
+    }
+
+    /// A Millennium link that does not check parity: for captures of a port
+    /// opened 7-O-1, whose bytes arrive with bit 7 clear.
+    pub fn without_parity_check(mut self) -> Link {
+        if let Codec::Millennium(_) = self.codec {
+            self.codec = Codec::Millennium(MillenniumDecoder::new(millennium::Config {
+                check_parity: false,
+                diffs: true,
+            }));
+        }
+        self
+    }
+
+    /// The family.
+    pub fn protocol(&self) -> Protocol {
+        match self.codec {
+            Codec::Dgt(_) => Protocol::Dgt,
+            Codec::Millennium(_) => Protocol::Millennium,
+            Codec::Certabo(_) => Protocol::Certabo,
+        }
+    }
+
+    /// Decode errors since the link was made.
+    pub fn errors(&self) -> u64 {
+        self.errors
+    }
+
+    /// The port was (re)opened: forgets the partial message and the board
+    /// model (the board may have changed while it was away) and returns the
+    /// start-up bytes to send.
+    pub fn connected(&mut self) -> Vec<u8> {
+        match &mut self.codec {
+            Codec::Dgt(d) => d.reset(),
+            Codec::Millennium(d) => d.reset(),
+            Codec::Certabo(d) => d.reset(),
+        }
+        self.stage = Stage::Handshake;
+        self.tries = 1;
+        self.since_start = Duration::ZERO;
+        self.connections += 1;
+        self.startup()
+    }
+
+    fn startup(&self) -> Vec<u8> {
+        match self.codec {
+            Codec::Dgt(_) => dgt::Command::encode_all(&dgt::STARTUP),
+            Codec::Millennium(_) => {
+                let mut out = Vec::new();
+                for c in millennium::startup(ReportMode::OnChange) {
+                    c.encode(true, &mut out);
+                }
+                out
+            }
+            // Certabo boards stream their scans without being asked.
+            Codec::Certabo(_) => Vec::new(),
+        }
+    }
+
+    /// Time passed without the board answering: returns what to send (the
+    /// start-up again, or at last the full-board request).
+    pub fn tick(&mut self, elapsed: Duration) -> Vec<u8> {
+        if self.stage != Stage::Handshake || matches!(self.codec, Codec::Certabo(_)) {
+            return Vec::new();
+        }
+        self.since_start += elapsed;
+        if self.since_start < HANDSHAKE_RETRY {
+            return Vec::new();
+        }
+        self.since_start = Duration::ZERO;
+        if self.tries < HANDSHAKE_TRIES {
+            self.tries += 1;
+            return self.startup();
+        }
+        // A board that never answers the version query may still send its
+        // position: ask for it and go on.
+        let mut out = Vec::new();
+        self.running(&mut out);
+        out
+    }
+
+    fn running(&mut self, send: &mut Vec<u8>) {
+        self.stage = Stage::Running;
+        if let Codec::Dgt(_) = self.codec {
+            // The dump first, so that the engine catches up on moves made
+            // while the board was away before the clock report arrives;
+            // the clock report gives the lever position, from which the
+            // next press is recognised.
+            let mut cmds = vec![dgt::Command::SendBoard, dgt::Command::SendClock];
+            if self.connections > 1 {
+                // The board's log holds what happened while it was away.
+                cmds.push(dgt::Command::EeMoves);
+            }
+            send.extend(dgt::Command::encode_all(&cmds));
+        }
+    }
+
+    /// Decodes bytes the board sent at `at`, appending to `out`.
+    pub fn feed(&mut self, bytes: &[u8], at: Millis, out: &mut LinkOutput) {
+        let mut decoded = std::mem::take(&mut self.decoded);
+        decoded.clear();
+        match &mut self.codec {
+            Codec::Dgt(d) => d.feed(bytes, &mut decoded),
+            Codec::Millennium(d) => d.feed(bytes, &mut decoded),
+            Codec::Certabo(d) => d.feed(bytes, &mut decoded),
+        }
+        for (i, item) in decoded.iter().enumerate() {
+            self.item(item, &decoded[i + 1..], at, out);
+        }
+        self.decoded = decoded;
+    }
+
+    fn item(&mut self, item: &Decoded, rest: &[Decoded], at: Millis, out: &mut LinkOutput) {
+        match item {
+            Decoded::Event(e) => {
+                if self.stage == Stage::Handshake && !matches!(self.codec, Codec::Dgt(_)) {
+                    self.stage = Stage::Running;
+                }
+                out.events.push(e.clone());
+            }
+            Decoded::Dgt(m) => self.dgt_message(m, rest, out),
+            Decoded::Millennium(m) => {
+                self.stage = Stage::Running;
+                if let millennium::Message::Version { major, minor } = m {
+                    out.notes.push(format!(
+                        "Millennium board, firmware {major:02X}.{minor:02X}"
+                    ));
+                }
+            }
+            Decoded::Certabo(m) => match m {
+                certabo::Message::LedMarker { rgb } if self.stage == Stage::Handshake => {
+                    self.stage = Stage::Running;
+                    let kind = if *rgb { "RGB" } else { "plain" };
+                    out.notes.push(format!("Certabo board with {kind} LEDs"));
+                }
+                certabo::Message::Calibrated { tags } => {
+                    out.notes
+                        .push(format!("Certabo calibrated: {tags} tags known"));
+                }
+                certabo::Message::CalibrationFailed(e) => {
+                    out.notes.push(format!("Certabo calibration failed: {e}"));
+                }
+                _ => {}
+            },
+            Decoded::Error(e) => {
+                self.errors += 1;
+                // One note per run of trouble rather than one per byte.
+                if self.errors == 1 || self.errors.is_power_of_two() {
+                    out.notes.push(format!(
+                        "line noise: {e} ({} decode error(s) so far)",
+                        self.errors
+                    ));
+                }
+                self.resync(at, &mut out.send);
+            }
+        }
+    }
+
+    /// Asks for the full board after bytes were lost, where the protocol
+    /// allows it.
+    fn resync(&mut self, at: Millis, send: &mut Vec<u8>) {
+        if self.stage != Stage::Running
+            || self
+                .last_resync
+                .is_some_and(|t| at.saturating_sub(t) < RESYNC_INTERVAL_MS)
+        {
+            return;
+        }
+        match self.codec {
+            Codec::Dgt(_) => dgt::Command::SendBoard.encode(send),
+            Codec::Millennium(_) => millennium::Command::Status.encode(true, send),
+            Codec::Certabo(_) => return,
+        }
+        self.last_resync = Some(at);
+    }
+
+    fn dgt_message(&mut self, m: &dgt::Message, rest: &[Decoded], out: &mut LinkOutput) {
+        use dgt::Message;
+        match m {
+            Message::Version { major, minor } => {
+                out.notes
+                    .push(format!("DGT board, firmware version {major}.{minor}"));
+                if self.stage == Stage::Handshake {
+                    self.running(&mut out.send);
+                }
+            }
+            Message::Magic(sq, token) => {
+                // A dump lists its result tokens just before its scan: a
+                // token still standing when the host reconnects was already
+                // counted and must not end the next game.
+                let from_dump = rest
+                    .iter()
+                    .find(|d| !matches!(d, Decoded::Dgt(Message::Magic(..))))
+                    .is_some_and(|d| matches!(d, Decoded::Event(BoardEvent::Board(_))));
+                if !from_dump {
+                    let outcome = match token {
+                        MagicPiece::Draw => draw(),
+                        MagicPiece::WhiteWins => win(Color::White),
+                        MagicPiece::BlackWins => win(Color::Black),
+                    };
+                    out.notes
+                        .push(format!("result token {} put on {sq}", outcome.as_str()));
+                    out.events.push(BoardEvent::Result(outcome));
+                }
+            }
+            Message::EeMoves(data) => out.notes.push(describe_ee_moves(data)),
+            Message::SerialNumber(s) | Message::LongSerialNumber(s) => {
+                out.notes.push(format!("DGT board serial number {s}"));
+            }
+            Message::Trademark(s) => out.notes.push(format!("DGT board: {}", s.trim())),
+            Message::ClockAck(ack) if ack.is_error() => {
+                out.notes
+                    .push(format!("the DGT clock refused a command ({:02x?})", ack.0));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One line about the board's EEPROM log: what it holds. Reading it back
+/// into moves is left for later; the line shows an operator that the log
+/// is there and how much happened since power-up.
+pub fn describe_ee_moves(data: &[u8]) -> String {
+    let records = dgt::parse_ee_moves(data);
+    let mut fields = 0;
+    let mut clocks = 0;
+    let mut powerups = 0;
+    for r in &records {
+        match r {
+            dgt::EeRecord::Field { .. } => fields += 1,
+            dgt::EeRecord::Clock { .. } => clocks += 1,
+            dgt::EeRecord::PowerUp => powerups += 1,
+            _ => {}
+        }
+    }
+    format!(
+        "DGT EEPROM log: {} bytes, {fields} square changes, {clocks} clock records, {powerups} power-up(s)",
+        data.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use shakmaty::Square;
+
+    use super::*;
+    use crate::event::Scan;
+
+    fn start_dump() -> Vec<u8> {
+        let mut out = Vec::new();
+        let scan = Scan::from_board(&shakmaty::Board::default(), true);
+        dgt::encode_dump(&dgt::scan_codes(&scan).unwrap(), &mut out);
+        out
+    }
+
+    fn feed(link: &mut Link, bytes: &[u8]) -> LinkOutput {
+        let mut out = LinkOutput::default();
+        link.feed(bytes, 0, &mut out);
+        out
+    }
+
+    #[test]
+    fn dgt_start_up_then_board_and_clock_then_the_log_after_a_reconnect() {
+        let mut link = Link::new(Protocol::Dgt, LinkOptions::default());
+        assert_eq!(
+            link.connected(),
+            vec![dgt::cmd::SEND_UPDATE_NICE, dgt::cmd::SEND_VERSION]
+        );
+        let mut version = Vec::new();
+        dgt::encode_version(1, 8, &mut version);
+        let out = feed(&mut link, &version);
+        assert_eq!(out.send, vec![dgt::cmd::SEND_BRD, dgt::cmd::SEND_CLK]);
+        assert_eq!(
+            out.notes,
+            vec!["DGT board, firmware version 1.8".to_owned()]
+        );
+        // A second version reply asks for nothing more.
+        assert!(feed(&mut link, &version).send.is_empty());
+        link.connected();
+        let out = feed(&mut link, &version);
+        assert_eq!(
+            out.send,
+            vec![
+                dgt::cmd::SEND_BRD,
+                dgt::cmd::SEND_CLK,
+                dgt::cmd::SEND_EE_MOVES
+            ]
+        );
+    }
+
+    #[test]
+    fn dgt_board_asked_for_when_the_version_never_comes() {
+        let mut link = Link::new(Protocol::Dgt, LinkOptions::default());
+        let startup = link.connected();
+        assert!(link.tick(Duration::from_millis(500)).is_empty());
+        assert_eq!(link.tick(HANDSHAKE_RETRY), startup);
+        assert_eq!(link.tick(HANDSHAKE_RETRY), startup);
+        assert_eq!(
+            link.tick(HANDSHAKE_RETRY),
+            vec![dgt::cmd::SEND_BRD, dgt::cmd::SEND_CLK]
+        );
+        assert!(link.tick(HANDSHAKE_RETRY).is_empty());
+    }
+
+    #[test]
+    fn dgt_result_token_is_a_result_unless_it_stands_in_a_dump() {
+        let mut link = Link::new(Protocol::Dgt, LinkOptions::default());
+        link.connected();
+        feed(&mut link, &start_dump());
+        let mut token = Vec::new();
+        dgt::encode_field_update(
+            Square::E4,
+            dgt::PieceCode::Magic(MagicPiece::BlackWins),
+            &mut token,
+        );
+        let out = feed(&mut link, &token);
+        assert_eq!(out.events, vec![BoardEvent::Result(win(Color::Black))]);
+        // The same token seen again in a dump after a reconnection.
+        let mut dump = start_dump();
+        dump[3 + crate::protocol::a8_index(Square::E4)] = 0x0F;
+        link.connected();
+        let out = feed(&mut link, &dump);
+        assert!(matches!(&out.events[..], [BoardEvent::Board(_)]), "{out:?}");
+    }
+
+    #[test]
+    fn line_noise_asks_for_the_board_at_most_once_a_second() {
+        let mut link = Link::new(Protocol::Dgt, LinkOptions::default());
+        link.connected();
+        let mut version = Vec::new();
+        dgt::encode_version(1, 8, &mut version);
+        feed(&mut link, &version);
+        let mut out = LinkOutput::default();
+        link.feed(&[0x86, 0x00, 0x43, 0x01, 0x8E], 1000, &mut out);
+        assert_eq!(out.send, vec![dgt::cmd::SEND_BRD]);
+        assert_eq!(link.errors(), 1);
+        out.clear();
+        link.feed(&[0x86, 0x01], 1500, &mut out);
+        assert!(out.send.is_empty());
+        out.clear();
+        link.feed(&[0x86, 0x01], 2000, &mut out);
+        assert_eq!(out.send, vec![dgt::cmd::SEND_BRD]);
+    }
+
+    #[test]
+    fn millennium_start_up_has_parity_bits() {
+        let mut link = Link::new(Protocol::Millennium, LinkOptions::default());
+        let bytes = link.connected();
+        assert!(
+            bytes.iter().all(|b| b.count_ones() % 2 == 1),
+            "{bytes:02x?}"
+        );
+        let mut cmds = Vec::new();
+        let mut errors = Vec::new();
+        millennium::HostParser::new(true).feed(&bytes, &mut cmds, &mut errors);
+        assert_eq!(cmds, millennium::startup(ReportMode::OnChange));
+        assert!(errors.is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn random_bytes_never_panic(
+            bytes in proptest::collection::vec(any::<u8>(), 0..400),
+            family in 0usize..3,
+            ticks in 0u64..10_000,
+        ) {
+            let protocol = [Protocol::Dgt, Protocol::Millennium, Protocol::Certabo][family];
+            let mut link = Link::new(protocol, LinkOptions::default());
+            link.connected();
+            let mut out = LinkOutput::default();
+            for (i, chunk) in bytes.chunks(7).enumerate() {
+                link.feed(chunk, i as Millis * 10, &mut out);
+                link.tick(Duration::from_millis(ticks));
+            }
+        }
+    }
+}
