@@ -130,29 +130,14 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("replay");
     group.throughput(Throughput::Elements(moves));
     group.bench_function("engine", |b| {
-        b.iter(|| {
-            let mut engine = Engine::new(EngineConfig::default());
-            for ev in &events {
-                engine.push(ev).expect("simulated events apply");
-                engine.clear_events();
-            }
-            engine.finish();
-            black_box(engine.games().len())
-        })
+        b.iter(|| run(EngineConfig::default(), &events))
     });
+    let without_arbiter = EngineConfig {
+        arbiter: false,
+        ..EngineConfig::default()
+    };
     group.bench_function("engine_without_arbiter", |b| {
-        b.iter(|| {
-            let mut engine = Engine::new(EngineConfig {
-                arbiter: false,
-                ..EngineConfig::default()
-            });
-            for ev in &events {
-                engine.push(ev).expect("simulated events apply");
-                engine.clear_events();
-            }
-            engine.finish();
-            black_box(engine.games().len())
-        })
+        b.iter(|| run(without_arbiter, &events))
     });
     group.bench_function("parse_and_engine", |b| {
         b.iter(|| {
@@ -168,17 +153,21 @@ fn bench(c: &mut Criterion) {
     });
     group.throughput(Throughput::Elements(events.len() as u64));
     group.bench_function("engine_events", |b| {
-        b.iter(|| {
-            let mut engine = Engine::new(EngineConfig::default());
-            for ev in &events {
-                engine.push(ev).expect("simulated events apply");
-                engine.clear_events();
-            }
-            engine.finish();
-            black_box(engine.games().len())
-        })
+        b.iter(|| run(EngineConfig::default(), &events))
     });
     group.finish();
+}
+
+/// The events through an engine; the number of games, so nothing is
+/// optimised away.
+fn run(config: EngineConfig, events: &[TimedEvent]) -> usize {
+    let mut engine = Engine::new(config);
+    for ev in events {
+        engine.push(ev).expect("simulated events apply");
+        engine.clear_events();
+    }
+    engine.finish();
+    black_box(engine.games().len())
 }
 
 criterion_group! {
