@@ -44,6 +44,10 @@ pub enum AlertKind {
     /// a capturable opponent piece and did not capture it, or lifted the
     /// rook first and then castled (Art. 4.3, 4.4). Advisory.
     TouchMove,
+    /// Play continued from the position an illegal move left on the board
+    /// (A.5.2 in rapid and blitz: the illegal move stands once the opponent
+    /// has moved; in standard play the arbiter must still restore, 7.5.1).
+    IllegalMoveStands,
     /// Both kings were put on the centre squares: the way players at
     /// DGT-equipped events signal a result; never read as moves.
     ResultSignal,
@@ -77,6 +81,7 @@ impl AlertKind {
             AlertKind::PositionRestored => "position_restored",
             AlertKind::DisplacedPieces => "displaced_pieces",
             AlertKind::TouchMove => "touch_move",
+            AlertKind::IllegalMoveStands => "illegal_move_stands",
             AlertKind::ResultSignal => "result_signal",
         }
     }

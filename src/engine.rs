@@ -181,6 +181,8 @@ pub struct Engine {
     /// An irregularity waiting for the position before it to be restored
     /// (Art. 7.5.1): the player who committed it.
     irregular: Option<Color>,
+    /// The illegal move as the board showed it, when it can be read.
+    illegal_move: Option<(Move, Millis)>,
     /// Since when the board has shown a state no move explains, and whether
     /// the arbiter was told.
     unexplained: Option<(Millis, bool)>,
@@ -230,6 +232,7 @@ impl Engine {
             clock_pending: false,
             pending_tags: Vec::new(),
             irregular: None,
+            illegal_move: None,
             unexplained: None,
             touches: ByColor::default(),
             events: vec![GameEvent::GameStarted { game: 0, at: 0 }],
@@ -541,6 +544,16 @@ impl Engine {
                 explain(game.position(), &self.sensed, game.basis(game.ply()), 1)
             {
                 self.restored(Some(moves[0]), made_at, basis);
+            } else if let Some((illegal, illegal_at)) = self.illegal_move {
+                // The opponent moved from the position the illegal move
+                // left: play goes on from the board.
+                let mut on_board = game.position().clone();
+                on_board.play_unchecked(illegal);
+                if let Explanation::Unique(moves) =
+                    explain(&on_board, &self.sensed, game.basis(game.ply()), 1)
+                {
+                    self.continue_after_illegal((illegal, illegal_at), moves[0], made_at, basis);
+                }
             }
             return;
         }
@@ -626,10 +639,41 @@ impl Engine {
         }
     }
 
+    /// Play continued from the position an illegal move left on the board:
+    /// the illegal move is kept in the record (marked), and so is the reply.
+    fn continue_after_illegal(
+        &mut self,
+        (illegal, illegal_at): (Move, Millis),
+        reply: Move,
+        made_at: Millis,
+        basis: u64,
+    ) {
+        let offender = self.irregular.take();
+        self.illegal_move = None;
+        let n = self.game().ply();
+        let basis_before = self.game().basis(n);
+        self.game_mut()
+            .push_illegal(illegal, illegal_at, basis_before);
+        let rules = self.rules();
+        let message = match rules.set {
+            RuleSet::Rapid | RuleSet::Blitz => format!(
+                "the illegal move {} stands: the opponent has made his next move without the arbiter intervening (A.5.2); play goes on from the position on the board",
+                self.game().moves()[n].san
+            ),
+            RuleSet::Standard => format!(
+                "play continued after the illegal move {} without the position being restored; the arbiter must still restore the position before it (Art. 7.5.1); the record goes on from the board",
+                self.game().moves()[n].san
+            ),
+        };
+        self.alert(AlertKind::IllegalMoveStands, offender, message);
+        self.record(&[reply], made_at, basis);
+    }
+
     /// The board is back in step after an irregularity: the position before
     /// it, or a legal move from it.
     fn restored(&mut self, mv: Option<Move>, made_at: Millis, basis: u64) {
         let offender = self.irregular.take();
+        self.illegal_move = None;
         let message =
             "the board shows again the position before the irregularity (Art. 7.5.1)".to_owned();
         self.alert(AlertKind::PositionRestored, offender, message);
@@ -730,6 +774,8 @@ impl Engine {
             return;
         }
         let what = describe_illegal(&pos, &self.sensed, touched);
+        self.illegal_move =
+            read_illegal_move(&pos, &self.sensed, touched).map(|m| (m, self.state_since));
         let message = format!(
             "{} completed an illegal move: {what} (Art. 7.5.1)",
             side_name(color)
@@ -1559,4 +1605,32 @@ fn result_signal(sensed: &SensedBoard) -> Option<Outcome> {
         (false, false) => win(Color::Black),
         _ => draw(),
     })
+}
+
+/// The illegal move as the board shows it, when one piece of the side to
+/// move went from one square to another (or king and rook as in castling).
+fn read_illegal_move(pos: &Chess, sensed: &SensedBoard, touched: Bitboard) -> Option<Move> {
+    let turn = pos.turn();
+    let board = pos.board();
+    let vacated = board.occupied() & !sensed.occupied() & pos.us();
+    let filled = sensed.occupied() & !board.occupied();
+    let from = vacated.single_square()?;
+    let role = board.role_at(from)?;
+    let to = filled
+        .single_square()
+        .or_else(|| (touched & sensed.occupied() & pos.them()).single_square())?;
+    let capture = board
+        .role_at(to)
+        .filter(|_| board.color_at(to) == Some(!turn));
+    let m = Move::Normal {
+        role,
+        from,
+        capture,
+        to,
+        promotion: None,
+    };
+    // The board must show exactly that piece moved.
+    let mut after = pos.clone();
+    after.play_unchecked(m);
+    sensed.shows(after.board()).then_some(m)
 }

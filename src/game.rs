@@ -101,6 +101,9 @@ pub struct RecordedMove {
     pub completed_at: Option<Millis>,
     /// The mover's remaining time after the move, when a clock reports it.
     pub clock: Option<Seconds>,
+    /// An illegal move that was not corrected: play continued from the
+    /// position it left on the board (Art. 7.5.1, A.5.2).
+    pub illegal: bool,
 }
 
 /// A game: start position, moves, alerts, result.
@@ -255,6 +258,31 @@ impl Game {
             made_at,
             completed_at: None,
             clock: None,
+            illegal: false,
+        });
+    }
+
+    /// Appends an illegal move that play continued from: the position is
+    /// the one it left on the board.
+    pub(crate) fn push_illegal(&mut self, mv: Move, made_at: Millis, basis: u64) {
+        let before = self.position().clone();
+        let san = SanPlus {
+            san: shakmaty::san::San::from_move(&before, mv),
+            suffix: None,
+        };
+        let mut pos = before;
+        pos.play_unchecked(mv);
+        self.stuck = pos.legal_moves().is_empty();
+        self.keys.push(position_key(&pos));
+        self.positions.push(pos);
+        self.bases.push(basis);
+        self.moves.push(RecordedMove {
+            mv,
+            san,
+            made_at,
+            completed_at: Some(made_at),
+            clock: None,
+            illegal: true,
         });
     }
 
@@ -309,31 +337,63 @@ impl Game {
 
     /// The game as PGN with only its first `ply` moves (for broadcasts, which
     /// publish completed moves only).
+    ///
+    /// A game in which play continued after an illegal move is written as
+    /// several PGN games, so that every one of them replays with a strict
+    /// parser: the first ends before the illegal move with a comment naming
+    /// it, the next starts (`[SetUp]`/`[FEN]`) from the position the illegal
+    /// move left on the board, with the same tags.
     pub fn to_pgn_upto(&self, ply: usize) -> String {
         let ply = ply.min(self.moves.len());
         let complete = ply == self.moves.len();
-        let game = PgnGame {
-            tags: self.tags.clone(),
-            setup: self.setup.clone(),
-            moves: self.moves[..ply]
-                .iter()
-                .map(|m| PgnMove {
-                    san: m.san,
-                    clock: m.clock,
-                    comment: None,
-                })
-                .collect(),
-            result: if complete {
-                self.outcome
+        let mut out = String::new();
+        let mut start = 0;
+        loop {
+            let illegal = self.moves[start..ply].iter().position(|m| m.illegal);
+            let end = illegal.map_or(ply, |i| start + i);
+            let last = illegal.is_none();
+            let setup = if start == 0 {
+                self.setup.clone()
             } else {
-                Outcome::Unknown
-            },
-            final_comment: self
-                .termination
-                .filter(|_| complete)
-                .map(|t| t.describe().to_owned()),
-        };
-        write_pgn(&game)
+                Some(Fen::from_position(
+                    &self.positions[start],
+                    EnPassantMode::Legal,
+                ))
+            };
+            let final_comment = match illegal {
+                Some(_) => Some(format!(
+                    "Illegal move {} (Art. 7.5.1) was not corrected: play continued from the position on the board, in the next game",
+                    self.moves[end].san
+                )),
+                None => self
+                    .termination
+                    .filter(|_| complete)
+                    .map(|t| t.describe().to_owned()),
+            };
+            let game = PgnGame {
+                tags: self.tags.clone(),
+                setup,
+                moves: self.moves[start..end]
+                    .iter()
+                    .map(|m| PgnMove {
+                        san: m.san,
+                        clock: m.clock,
+                        comment: None,
+                    })
+                    .collect(),
+                result: if last && complete {
+                    self.outcome
+                } else {
+                    Outcome::Unknown
+                },
+                final_comment,
+            };
+            out.push_str(&write_pgn(&game));
+            if last {
+                return out;
+            }
+            start = end + 1;
+        }
     }
 }
 

@@ -89,6 +89,9 @@ pub struct GameReport {
     pub alerts: Vec<AlertReport>,
     /// The game as PGN.
     pub pgn: String,
+    /// The plies (from 1) of illegal moves play continued from; they are in
+    /// `moves`, and the PGN splits there (see [`Game::to_pgn`]).
+    pub illegal_moves: Vec<usize>,
 }
 
 impl GameReport {
@@ -112,6 +115,13 @@ impl GameReport {
                 })
                 .collect(),
             pgn: game.to_pgn(),
+            illegal_moves: game
+                .moves()
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.illegal)
+                .map(|(i, _)| i + 1)
+                .collect(),
         }
     }
 }

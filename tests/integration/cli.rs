@@ -262,3 +262,29 @@ fn laws_2005_third_illegal_move_loses() {
     assert_eq!(v["result"], "*");
     assert!(v["alerts"][2]["ruling"].as_str().unwrap().contains("2005"));
 }
+
+#[test]
+fn play_continued_after_an_illegal_move_stays_parseable() {
+    let out = eboard(
+        &[
+            "replay",
+            "--json",
+            "tests/scripts/illegal-move-stands-when-play-continues.board",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["moves"], serde_json::json!(["Ke3", "Kd7", "Rh2"]));
+    assert_eq!(v["illegal_moves"], serde_json::json!([1]));
+    // Every PGN game replays with a strict reader: the part before the
+    // illegal move, then the continuation from the position on the board.
+    let games = eboard::pgn::read_games(v["pgn"].as_str().unwrap().as_bytes()).unwrap();
+    assert_eq!(games.len(), 2);
+    assert!(games[0].moves.is_empty());
+    let uci: Vec<String> = games[1]
+        .moves
+        .iter()
+        .map(|&m| shakmaty::uci::UciMove::from_standard(m).to_string())
+        .collect();
+    assert_eq!(uci, ["e8d7", "h1h2"]);
+}
