@@ -7,11 +7,13 @@
 //! (the pure reconstruction engine, with [`sensed`] and [`matcher`]), [`game`]
 //! and [`alert`] (what it records), [`pgn`] (the PGN writer and reader),
 //! [`simulate`] (board sessions made from PGN games, for tests), [`replay`]
-//! (a whole script through the engine).
+//! (a whole script through the engine), [`daemon`] (many boards, journals,
+//! live PGN and the arbiters' dashboard).
 
 pub mod alert;
 pub mod analyze;
 pub mod cli;
+pub mod daemon;
 pub mod engine;
 pub mod event;
 pub mod game;
