@@ -213,6 +213,14 @@ impl BoardState {
                 self.board_events += 1;
                 // Lines were checked when the journal was read or written.
                 if let Ok(Some(event)) = entry.to_event() {
+                    // A clock report sets the time of the last completed
+                    // move, a tag changes the tags: the broadcast changes.
+                    if !matches!(
+                        event,
+                        BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_)
+                    ) {
+                        self.pgn_dirty = true;
+                    }
                     if let BoardEvent::Clock(white, black) = event {
                         self.clock = Some((white, black));
                         extra

@@ -81,8 +81,13 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, axum::Json(json!({ "error": message.into() }))).into_response()
 }
 
-async fn dashboard() -> Html<&'static str> {
-    Html(DASHBOARD)
+/// The dashboard with the boards' state in it, so that the page shows the
+/// boards without waiting for a second request.
+async fn dashboard(State(app): State<AppState>) -> Html<String> {
+    // `</` inside the JSON would end the script element early; `<\/` is the
+    // same JSON string.
+    let boards = boards_json(&app).to_string().replace("</", "<\\/");
+    Html(DASHBOARD.replacen("/*BOARDS*/", &boards, 1))
 }
 
 /// A PGN body with a strong ETag; 304 when the client has it already.
@@ -123,7 +128,7 @@ async fn round_pgn(State(app): State<AppState>, headers: HeaderMap) -> Response 
     pgn_response(&headers, text)
 }
 
-async fn boards(State(app): State<AppState>) -> Response {
+fn boards_json(app: &AppState) -> serde_json::Value {
     // The last id first: a client resuming from it after reading the
     // boards may see an event twice but misses none.
     let last = app.hub.last_id().map(|id| id.to_string());
@@ -132,12 +137,15 @@ async fn boards(State(app): State<AppState>) -> Response {
         .iter()
         .map(|b| (*b.snapshot().summary).clone())
         .collect();
-    axum::Json(json!({
+    json!({
         "title": &*app.title,
         "last_event_id": last,
         "boards": boards,
-    }))
-    .into_response()
+    })
+}
+
+async fn boards(State(app): State<AppState>) -> Response {
+    axum::Json(boards_json(&app)).into_response()
 }
 
 async fn board(

@@ -2,6 +2,7 @@
 
 mod analyze;
 mod corpus;
+mod daemon;
 mod properties;
 mod scripts;
 mod util;
