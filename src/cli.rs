@@ -1,5 +1,6 @@
 //! The command line: `eboard replay`, `eboard simulate`, `eboard analyze`,
-//! `eboard ports`, `eboard watch`, `eboard virtual-board`.
+//! `eboard ports`, `eboard watch`, `eboard virtual-board`, `eboard run`,
+//! `eboard demo`.
 
 use std::{
     io::{self, Read, Write},
@@ -84,6 +85,14 @@ enum Command {
     /// pseudo-terminal, speaking a board's byte protocol; prints the
     /// device path.
     VirtualBoard(crate::virtual_board::cli::VirtualBoardArgs),
+    /// Runs the daemon for one event round: boards, journals, live PGN,
+    /// server-sent events and the arbiters' dashboard.
+    Run(crate::daemon::RunArgs),
+    /// Runs the daemon on a bundled event of 8 simulated boards.
+    Demo(crate::daemon::demo::DemoArgs),
+    /// Measures the daemon under load (simulated boards at blitz pace).
+    #[command(hide = true)]
+    Loadtest(crate::daemon::loadtest::LoadtestArgs),
 }
 
 impl clap::builder::ValueParserFactory for RuleSet {
@@ -115,6 +124,10 @@ impl Failure {
     fn input(message: String) -> Failure {
         Failure(message, 2)
     }
+}
+
+fn daemon_failure(e: crate::daemon::DaemonError) -> Failure {
+    Failure(e.to_string(), e.exit_code())
 }
 
 fn read_input(path: &PathBuf) -> Result<(String, String), Failure> {
@@ -235,6 +248,9 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
         Command::VirtualBoard(args) => {
             crate::virtual_board::cli::run(&args, out).map_err(|e| Failure(e.to_string(), 1))?;
         }
+        Command::Run(args) => crate::daemon::run(&args).map_err(daemon_failure)?,
+        Command::Demo(args) => crate::daemon::demo::run(&args).map_err(daemon_failure)?,
+        Command::Loadtest(args) => crate::daemon::loadtest::run(&args).map_err(daemon_failure)?,
         Command::Analyze(args) => {
             let code = crate::analyze::run(&args, out)
                 .map_err(|e| Failure(e.to_string(), u8::try_from(e.exit_code()).unwrap_or(1)))?;

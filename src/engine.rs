@@ -1384,6 +1384,53 @@ impl Engine {
     pub fn finish(&mut self) {
         self.flush();
     }
+
+    /// The arbiter removes the last recorded move of the current game: a
+    /// correction of the record at time `at`, not something the board
+    /// showed. A game that this move ended (checkmate, stalemate) goes on
+    /// ([`GameEvent::GameResumed`]); a game that ended otherwise
+    /// (resignation, flag, agreement, arbiter), or that has no move, is left
+    /// alone. Returns whether a move was removed.
+    ///
+    /// The sensors are left as they are: if the board still shows the
+    /// removed move, the next state it settles in is read against the
+    /// shortened record (the move is made again once the board changes).
+    pub fn undo_last_move(&mut self, at: Millis) -> bool {
+        let t = at.max(self.now);
+        self.advance_to(t);
+        self.now = t;
+        let game = self.game();
+        let n = game.ply();
+        let reopen = match game.termination() {
+            _ if n == 0 => return false,
+            None => false,
+            // Endings the last move brought about go when it goes.
+            Some(
+                Termination::Checkmate
+                | Termination::Stalemate
+                | Termination::DeadPosition
+                | Termination::FivefoldRepetition
+                | Termination::SeventyfiveMoves,
+            ) => true,
+            Some(_) => return false,
+        };
+        let gi = self.game_index();
+        if reopen {
+            self.game_mut().reopen();
+            self.events.push(GameEvent::GameResumed { game: gi, at: t });
+        }
+        self.game_mut().truncate(n - 1);
+        self.pending_press = ByColor::default();
+        self.irregular = None;
+        self.illegal_move = None;
+        self.touches = ByColor::default();
+        self.events.push(GameEvent::MovesRetracted {
+            game: gi,
+            ply: n - 1,
+            at: t,
+        });
+        true
+    }
 }
 
 /// Whether the board can show `new` after `old` was made from the same
@@ -1633,4 +1680,77 @@ fn read_illegal_move(pos: &Chess, sensed: &SensedBoard, touched: Bitboard) -> Op
     let mut after = pos.clone();
     after.play_unchecked(m);
     sensed.shows(after.board()).then_some(m)
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::replay_script;
+
+    fn engine(script: &str) -> Engine {
+        let mut e = replay_script("t", script, EngineConfig::default()).unwrap();
+        e.drain_events();
+        e
+    }
+
+    const TWO_MOVES: &str = "lift e2\nplace e4\npress white\nlift e7\nplace e5\npress black\n";
+
+    #[test]
+    fn undo_removes_the_last_move() {
+        let mut e = engine(TWO_MOVES);
+        assert!(e.undo_last_move(10_000));
+        assert_eq!(e.game().ply(), 1);
+        assert_eq!(
+            e.drain_events(),
+            vec![GameEvent::MovesRetracted {
+                game: 0,
+                ply: 1,
+                at: 10_000
+            }]
+        );
+        // The board still shows 1. e4 e5: the next state it settles in is
+        // read from the shortened record (here as two moves, with an alert).
+        e.push(&TimedEvent {
+            at: 11_000,
+            event: BoardEvent::Lift(shakmaty::Square::G1),
+        })
+        .unwrap();
+        e.push(&TimedEvent {
+            at: 11_300,
+            event: BoardEvent::Place(shakmaty::Square::F3, None),
+        })
+        .unwrap();
+        e.finish();
+        let sans: Vec<String> = e.game().moves().iter().map(|m| m.san.to_string()).collect();
+        assert_eq!(sans, ["e4", "e5", "Nf3"]);
+        assert!(e.undo_last_move(12_000));
+        assert!(e.undo_last_move(12_000));
+        assert!(e.undo_last_move(12_000));
+        assert!(!e.undo_last_move(12_000));
+        assert_eq!(e.game().ply(), 0);
+    }
+
+    #[test]
+    fn undo_reopens_a_mate_but_not_a_resignation() {
+        let mate = "lift f2\nplace f3\npress white\nlift e7\nplace e5\npress black\nlift g2\nplace g4\npress white\nlift d8\nplace h4\npress black\n";
+        let mut e = engine(mate);
+        assert_eq!(e.game().termination(), Some(Termination::Checkmate));
+        assert!(e.undo_last_move(20_000));
+        assert!(!e.game().is_over());
+        assert_eq!(e.game().ply(), 3);
+        let events = e.drain_events();
+        assert!(matches!(events[0], GameEvent::GameResumed { game: 0, .. }));
+        assert!(matches!(
+            events[1],
+            GameEvent::MovesRetracted {
+                game: 0,
+                ply: 3,
+                ..
+            }
+        ));
+
+        let mut e = engine(&format!("{TWO_MOVES}resign white\n"));
+        assert!(!e.undo_last_move(20_000));
+        assert_eq!(e.game().ply(), 2);
+        assert!(e.drain_events().is_empty());
+    }
 }

@@ -7,13 +7,15 @@
 //! (the pure reconstruction engine, with [`sensed`] and [`matcher`]), [`game`]
 //! and [`alert`] (what it records), [`pgn`] (the PGN writer and reader),
 //! [`simulate`] (board sessions made from PGN games, for tests), [`replay`]
-//! (a whole script through the engine). Real boards: [`protocol`] (the byte
+//! (a whole script through the engine), [`daemon`] (many boards, journals,
+//! live PGN and the arbiters' dashboard). Real boards: [`protocol`] (the byte
 //! codecs), [`transport`] (serial ports, live reading, captures) and
 //! [`virtual_board`] (a board on a pseudo-terminal, for tests and demos).
 
 pub mod alert;
 pub mod analyze;
 pub mod cli;
+pub mod daemon;
 pub mod engine;
 pub mod event;
 pub mod game;

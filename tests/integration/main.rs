@@ -3,6 +3,7 @@
 mod analyze;
 mod cli;
 mod corpus;
+mod daemon;
 mod properties;
 mod rules;
 mod scripts;

@@ -1,0 +1,97 @@
+//! Arbiter actions: what `POST /boards/{id}/actions` accepts, and what the
+//! journal records of it.
+
+use serde::{Deserialize, Serialize};
+use shakmaty::Color;
+
+use super::config::Player;
+
+/// A side, as JSON writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// White.
+    White,
+    /// Black.
+    Black,
+}
+
+impl From<Color> for Side {
+    fn from(c: Color) -> Side {
+        match c {
+            Color::White => Side::White,
+            Color::Black => Side::Black,
+        }
+    }
+}
+
+impl From<Side> for Color {
+    fn from(s: Side) -> Color {
+        match s {
+            Side::White => Color::White,
+            Side::Black => Color::Black,
+        }
+    }
+}
+
+/// What the arbiter does to a board, e.g. `{"action":"resign","side":"white"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    /// Marks an alert as seen (`{"action":"ack","alert":3}`).
+    Ack {
+        /// The alert's number on this board.
+        alert: u64,
+    },
+    /// A player resigned.
+    Resign {
+        /// Who.
+        side: Side,
+    },
+    /// The players agreed a draw.
+    Draw,
+    /// A player's flag fell.
+    Flag {
+        /// Whose.
+        side: Side,
+    },
+    /// The arbiter decides the result (`1-0`, `0-1`, `1/2-1/2`, or `*` for a
+    /// game abandoned without one), with a note saying why.
+    Result {
+        /// The result.
+        result: String,
+        /// Why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// Removes the last recorded move (a correction of the record).
+    Undo,
+    /// Starts a new game on the board from the standard position; an
+    /// unfinished game is recorded as abandoned (`*`).
+    NewGame,
+    /// Sets the players' names (and ids, titles, ratings).
+    Players {
+        /// The player with the white pieces.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        white: Option<Player>,
+        /// The player with the black pieces.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        black: Option<Player>,
+    },
+}
+
+impl Action {
+    /// The action's name (`resign`, `undo`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Ack { .. } => "ack",
+            Action::Resign { .. } => "resign",
+            Action::Draw => "draw",
+            Action::Flag { .. } => "flag",
+            Action::Result { .. } => "result",
+            Action::Undo => "undo",
+            Action::NewGame => "new_game",
+            Action::Players { .. } => "players",
+        }
+    }
+}

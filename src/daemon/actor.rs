@@ -1,0 +1,384 @@
+//! The board actor: one task per board owns its state and journal, takes the
+//! board's events and the arbiter's actions in one order, journals each
+//! before acting on it, and publishes what it derives.
+//!
+//! The HTTP server talks to it through a [`BoardHandle`]: reads go to the
+//! latest [`Snapshot`] (no waiting for the board), actions and detail
+//! requests are messages answered on a oneshot channel.
+
+use std::{sync::Arc, time::Duration};
+
+use tokio::{
+    sync::{mpsc, oneshot, watch},
+    time::Instant,
+};
+
+use crate::event::{BoardEvent, Millis, TimedEvent};
+
+use super::{
+    action::Action,
+    board::{ActionError, BoardState, Snapshot},
+    hub::{Hub, Payload, Ticket},
+    journal::{Connection, Entry, Journal, JournalError, JournalLine},
+};
+
+/// Where a running board's events come from.
+#[derive(Debug, Clone)]
+pub enum Feed {
+    /// A simulated board: these events, played at the pace of their
+    /// timestamps (divided by the speed).
+    Simulated(Arc<Vec<TimedEvent>>),
+}
+
+/// An action that was journaled and applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActionDone {
+    /// Its line in the board's journal.
+    pub seq: u64,
+    /// Its global number (the SSE ids of what it caused start with it).
+    pub g: u64,
+}
+
+enum Command {
+    Action {
+        action: Action,
+        reply: oneshot::Sender<Result<ActionDone, ActionError>>,
+    },
+    Detail {
+        reply: oneshot::Sender<serde_json::Value>,
+    },
+}
+
+/// The HTTP server's handle on a board.
+#[derive(Debug, Clone)]
+pub struct BoardHandle {
+    /// The board number.
+    pub id: u32,
+    tx: mpsc::Sender<Command>,
+    snapshot: watch::Receiver<Snapshot>,
+}
+
+impl BoardHandle {
+    /// The latest snapshot.
+    pub fn snapshot(&self) -> Snapshot {
+        self.snapshot.borrow().clone()
+    }
+
+    /// Journals and applies an arbiter action.
+    pub async fn act(&self, action: Action) -> Result<ActionDone, ActionError> {
+        let (reply, rx) = oneshot::channel();
+        let gone = || ActionError::Unavailable(format!("board {} has stopped", self.id));
+        self.tx
+            .send(Command::Action { action, reply })
+            .await
+            .map_err(|_| gone())?;
+        rx.await.map_err(|_| gone())?
+    }
+
+    /// The board's detail (moves, alerts, actions, PGN).
+    pub async fn detail(&self) -> Option<serde_json::Value> {
+        let (reply, rx) = oneshot::channel();
+        self.tx.send(Command::Detail { reply }).await.ok()?;
+        rx.await.ok()
+    }
+}
+
+/// Options of the running boards.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Simulated boards play this many times faster than their timestamps.
+    pub speed: f64,
+    /// The engine's settle time (ms): a tick is due this long after the
+    /// board changed.
+    pub settle_ms: Millis,
+}
+
+/// Starts a board's actor on the current tokio runtime.
+pub fn spawn(
+    mut state: BoardState,
+    journal: Journal,
+    hub: Arc<Hub>,
+    feed: Feed,
+    opts: RunOptions,
+) -> BoardHandle {
+    let (tx, rx) = mpsc::channel(64);
+    let (snap_tx, snap_rx) = watch::channel(state.snapshot());
+    let id = state.id();
+    let sim = match feed {
+        Feed::Simulated(events) => {
+            let next = state.board_events().min(events.len());
+            Sim {
+                events,
+                next,
+                speed: opts.speed,
+                anchor: (Instant::now(), state.last_at()),
+                tick: (next > 0).then(|| state.last_at() + opts.settle_ms),
+                settle: opts.settle_ms,
+            }
+        }
+    };
+    let actor = Actor {
+        state,
+        journal: Some(journal),
+        hub,
+        sim,
+        snapshot: snap_tx,
+        rx,
+        failed: false,
+    };
+    tokio::spawn(actor.run());
+    BoardHandle {
+        id,
+        tx,
+        snapshot: snap_rx,
+    }
+}
+
+struct Sim {
+    events: Arc<Vec<TimedEvent>>,
+    next: usize,
+    speed: f64,
+    /// A wall instant and the board time it stands for.
+    anchor: (Instant, Millis),
+    /// The board time at which the engine should look at a settled state.
+    tick: Option<Millis>,
+    settle: Millis,
+}
+
+enum Step {
+    Event,
+    Tick(Millis),
+    Connect,
+    End,
+}
+
+impl Sim {
+    fn wall(&self, t: Millis) -> Instant {
+        let ms = t.saturating_sub(self.anchor.1) as f64 / self.speed;
+        self.anchor.0 + Duration::from_secs_f64(ms.min(1e9) / 1000.0)
+    }
+
+    fn next_step(&self, state: &BoardState) -> Option<(Instant, Step)> {
+        let remaining = self.next < self.events.len();
+        if remaining && state.connection() != Connection::Connected {
+            return Some((Instant::now(), Step::Connect));
+        }
+        let at = self.events.get(self.next).map(|e| e.at);
+        match (self.tick, at) {
+            (Some(t), Some(a)) if t < a => Some((self.wall(t), Step::Tick(t))),
+            (Some(t), None) => Some((self.wall(t), Step::Tick(t))),
+            (_, Some(a)) => Some((self.wall(a), Step::Event)),
+            (None, None) => {
+                (state.connection() != Connection::Ended).then(|| (Instant::now(), Step::End))
+            }
+        }
+    }
+}
+
+struct Actor {
+    state: BoardState,
+    journal: Option<Journal>,
+    hub: Arc<Hub>,
+    sim: Sim,
+    snapshot: watch::Sender<Snapshot>,
+    rx: mpsc::Receiver<Command>,
+    failed: bool,
+}
+
+impl Actor {
+    async fn run(mut self) {
+        loop {
+            let step = if self.failed {
+                None
+            } else {
+                self.sim.next_step(&self.state)
+            };
+            let due = step.as_ref().map(|(due, _)| *due);
+            tokio::select! {
+                biased;
+                cmd = self.rx.recv() => match cmd {
+                    Some(cmd) => self.command(cmd).await,
+                    None => break,
+                },
+                () = sleep_until_opt(due), if due.is_some() => {
+                    if let Some((_, step)) = step {
+                        self.step(step).await;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn command(&mut self, cmd: Command) {
+        match cmd {
+            Command::Detail { reply } => {
+                let _ = reply.send(self.state.detail());
+            }
+            Command::Action { action, reply } => {
+                let result = self.action(action).await;
+                let _ = reply.send(result);
+            }
+        }
+    }
+
+    async fn action(&mut self, action: Action) -> Result<ActionDone, ActionError> {
+        if self.failed {
+            return Err(ActionError::Unavailable(format!(
+                "board {}: its journal cannot be written; see the daemon's log",
+                self.state.id()
+            )));
+        }
+        // A simulated board's time is its script's: the action happens at
+        // the board's last event, so the script's timing is kept.
+        let at = self.state.last_at();
+        self.state.check(&action, at)?;
+        let entered = std::time::Instant::now();
+        match self.write(Entry::Action { action }, at, entered).await {
+            Some((ticket, line)) => {
+                let done = ActionDone {
+                    seq: line.seq,
+                    g: line.g,
+                };
+                let payloads = self.state.apply(&line);
+                self.publish(ticket, payloads);
+                Ok(done)
+            }
+            None => Err(ActionError::Unavailable(format!(
+                "board {}: the journal could not be written; the action was not taken",
+                self.state.id()
+            ))),
+        }
+    }
+
+    async fn step(&mut self, step: Step) {
+        let entered = std::time::Instant::now();
+        match step {
+            Step::Connect => {
+                let at = self.state.last_at();
+                self.write_apply(
+                    Entry::Connection {
+                        state: Connection::Connected,
+                    },
+                    at,
+                    entered,
+                )
+                .await;
+            }
+            Step::End => {
+                let at = self.state.last_at();
+                self.write_apply(
+                    Entry::Connection {
+                        state: Connection::Ended,
+                    },
+                    at,
+                    entered,
+                )
+                .await;
+            }
+            Step::Tick(t) => {
+                self.sim.tick = None;
+                let payloads = self.state.tick(t);
+                if payloads.is_empty() {
+                    return;
+                }
+                if let Some((ticket, line)) = self.write(Entry::Tick, t, entered).await {
+                    self.state.note_tick(&line);
+                    self.publish(ticket, payloads);
+                }
+            }
+            Step::Event => {
+                let Some(ev) = self.sim.events.get(self.sim.next).cloned() else {
+                    return;
+                };
+                if self.sim.tick.is_some_and(|t| t <= ev.at) {
+                    self.sim.tick = None;
+                }
+                if self
+                    .write_apply(Entry::from_event(&ev.event), ev.at, entered)
+                    .await
+                {
+                    self.sim.next += 1;
+                    if matches!(
+                        ev.event,
+                        BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_)
+                    ) {
+                        self.sim.tick = Some(ev.at + self.sim.settle);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Journals an entry, then applies and publishes it.
+    async fn write_apply(&mut self, entry: Entry, at: Millis, entered: std::time::Instant) -> bool {
+        match self.write(entry, at, entered).await {
+            Some((ticket, line)) => {
+                let payloads = self.state.apply(&line);
+                self.publish(ticket, payloads);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Appends a line and syncs it. On failure the board stops taking input
+    /// (nothing unjournaled is ever acted on).
+    async fn write(
+        &mut self,
+        entry: Entry,
+        at: Millis,
+        entered: std::time::Instant,
+    ) -> Option<(Ticket, JournalLine)> {
+        let ticket = self.hub.reserve(entered);
+        let line = JournalLine {
+            seq: self.state.seq() + 1,
+            g: ticket.g(),
+            at,
+            entry,
+        };
+        let mut journal = self.journal.take()?;
+        let written = line.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            let result = journal.append(&written);
+            (journal, result)
+        })
+        .await;
+        let result: Result<(), JournalError> = match joined {
+            Ok((journal, result)) => {
+                self.journal = Some(journal);
+                result
+            }
+            Err(e) => Err(JournalError::Io {
+                path: format!("journal of board {}", self.state.id()).into(),
+                source: std::io::Error::other(e.to_string()),
+            }),
+        };
+        match result {
+            Ok(()) => Some((ticket, line)),
+            Err(e) => {
+                tracing::error!(
+                    board = self.state.id(),
+                    "journal write failed, board stopped: {e}"
+                );
+                self.failed = true;
+                None
+            }
+        }
+    }
+
+    fn publish(&mut self, ticket: Ticket, payloads: Vec<Payload>) {
+        // The snapshot first: a client that reads it and then resumes from
+        // the last published id may see an event twice, never miss one.
+        if !payloads.is_empty() {
+            self.snapshot.send_replace(self.state.snapshot());
+        }
+        self.hub.publish(ticket, payloads);
+    }
+}
+
+async fn sleep_until_opt(due: Option<Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,810 @@
+//! A board's state: a pure fold of its journal.
+//!
+//! [`BoardState::apply`] takes one journal line and returns the events it
+//! derives for the clients; the daemon calls it both when it replays a
+//! journal on start and live, after the line is synced. Nothing else changes
+//! a board's state, so what a restarted daemon shows is what it showed
+//! before.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::json;
+use shakmaty::{Chess, EnPassantMode, Outcome, Position, fen::Fen, uci::UciMove};
+
+use crate::{
+    engine::{Engine, EngineConfig, GameEvent},
+    event::{BoardEvent, Millis, Seconds, TimedEvent, side_name},
+    game::Game,
+};
+
+use super::{
+    action::{Action, Side},
+    config::Player,
+    hub::Payload,
+    journal::{Connection, Entry, JournalLine},
+};
+
+/// What the whole round shares: the broadcast tags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoundInfo {
+    /// `Event`.
+    pub event: String,
+    /// `Site`.
+    pub site: Option<String>,
+    /// `Date`, `YYYY.MM.DD`.
+    pub date: Option<String>,
+    /// The round number (each game's `Round` is `<round>.<board>`).
+    pub round: String,
+    /// `TimeControl`.
+    pub time_control: Option<String>,
+}
+
+/// An alert as the daemon keeps it: numbered per board, open until the
+/// arbiter acknowledges it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AlertRecord {
+    /// Its number on this board, from 1.
+    pub id: u64,
+    /// The game (index in the board's session, from 0).
+    pub game: usize,
+    /// The kind, snake_case (the engine's kinds, and `rejected_event` for a
+    /// board event the engine could not apply).
+    pub kind: String,
+    /// Half-moves recorded when it was raised.
+    pub ply: usize,
+    /// The player concerned.
+    pub side: Option<Side>,
+    /// What happened.
+    pub message: String,
+    /// What the Laws prescribe.
+    pub ruling: Option<String>,
+    /// The arbiter acknowledged it.
+    pub acked: bool,
+}
+
+/// An arbiter action as the board's history shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ActionRecord {
+    /// The journal line.
+    pub seq: u64,
+    /// The board's time.
+    pub at: Millis,
+    /// The action.
+    pub action: Action,
+}
+
+/// Why an action was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ActionError {
+    /// The action is malformed (a bad result, an empty name).
+    #[error("{0}")]
+    Invalid(String),
+    /// The action does not apply to the board as it is (nothing to undo,
+    /// the game is already over, no such alert).
+    #[error("{0}")]
+    Conflict(String),
+    /// The board cannot take actions (its journal failed).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// One board's state.
+#[derive(Debug, Clone)]
+pub struct BoardState {
+    id: u32,
+    round: Arc<RoundInfo>,
+    engine: Engine,
+    seq: u64,
+    last_at: Millis,
+    board_events: usize,
+    connection: Connection,
+    clock: Option<(Seconds, Seconds)>,
+    alerts: Vec<AlertRecord>,
+    actions: Vec<ActionRecord>,
+    players: [Player; 2],
+    /// The game the broadcast shows: the first, or the one the arbiter
+    /// started last.
+    round_game: usize,
+    /// Arbiter notes per game.
+    notes: Vec<(usize, String)>,
+    /// The broadcast PGN needs to be written again.
+    pgn_dirty: bool,
+    pgn: Arc<str>,
+}
+
+/// What the HTTP server reads of a board without asking it.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The summary (`GET /boards`).
+    pub summary: Arc<serde_json::Value>,
+    /// The broadcast PGN of the board's round game (completed moves only).
+    pub pgn: Arc<str>,
+}
+
+impl BoardState {
+    /// A board with an empty journal.
+    pub fn new(
+        id: u32,
+        round: Arc<RoundInfo>,
+        config: EngineConfig,
+        white: Player,
+        black: Player,
+    ) -> BoardState {
+        let mut engine = Engine::new(config);
+        // The first game's start is not news.
+        engine.drain_events();
+        let mut state = BoardState {
+            id,
+            round,
+            engine,
+            seq: 0,
+            last_at: 0,
+            board_events: 0,
+            connection: Connection::Idle,
+            clock: None,
+            alerts: Vec::new(),
+            actions: Vec::new(),
+            players: [white, black],
+            round_game: 0,
+            notes: Vec::new(),
+            pgn_dirty: true,
+            pgn: Arc::from(""),
+        };
+        state.refresh_pgn();
+        state
+    }
+
+    /// The board number.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The last journal line's number.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The board's time of the last journal line.
+    pub fn last_at(&self) -> Millis {
+        self.last_at
+    }
+
+    /// How many board events the journal holds (for a simulated board: how
+    /// many of its events were played).
+    pub fn board_events(&self) -> usize {
+        self.board_events
+    }
+
+    /// The link state.
+    pub fn connection(&self) -> Connection {
+        self.connection
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The alerts raised on this board.
+    pub fn alerts(&self) -> &[AlertRecord] {
+        &self.alerts
+    }
+
+    /// Applies a journal line and returns the events it derives.
+    pub fn apply(&mut self, line: &JournalLine) -> Vec<Payload> {
+        let mut out = Vec::new();
+        let mut extra = Vec::new();
+        match &line.entry {
+            Entry::Tick => self.engine.advance_to(line.at),
+            Entry::Connection { state } => {
+                self.connection = *state;
+                extra.push(self.payload("connection", json!({ "state": state.as_str() })));
+            }
+            Entry::Action { action } => {
+                self.apply_action(action, line.at, &mut extra);
+                self.actions.push(ActionRecord {
+                    seq: line.seq,
+                    at: line.at,
+                    action: action.clone(),
+                });
+            }
+            entry => {
+                self.board_events += 1;
+                // Lines were checked when the journal was read or written.
+                if let Ok(Some(event)) = entry.to_event() {
+                    // A clock report sets the time of the last completed
+                    // move, a tag changes the tags: the broadcast changes.
+                    if !matches!(
+                        event,
+                        BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_)
+                    ) {
+                        self.pgn_dirty = true;
+                    }
+                    if let BoardEvent::Clock(white, black) = event {
+                        self.clock = Some((white, black));
+                        extra
+                            .push(self.payload("clock", json!({ "white": white, "black": black })));
+                    }
+                    self.push(TimedEvent { at: line.at, event }, &mut extra);
+                }
+            }
+        }
+        self.seq = line.seq;
+        self.last_at = self.last_at.max(line.at);
+        self.derive(&mut out);
+        out.append(&mut extra);
+        out
+    }
+
+    /// Lets time pass to `at` without journaling anything; returns the
+    /// events the engine derived (a settled board state read). When there
+    /// are any, the caller journals a `tick` line at `at` before publishing
+    /// them, so that a replay derives them at the same place.
+    pub fn tick(&mut self, at: Millis) -> Vec<Payload> {
+        self.engine.advance_to(at);
+        let mut out = Vec::new();
+        self.derive(&mut out);
+        out
+    }
+
+    /// Notes a `tick` line that [`BoardState::tick`] already applied.
+    pub fn note_tick(&mut self, line: &JournalLine) {
+        self.seq = line.seq;
+        self.last_at = self.last_at.max(line.at);
+    }
+
+    fn push(&mut self, ev: TimedEvent, extra: &mut Vec<Payload>) {
+        if let Err(e) = self.engine.push(&ev) {
+            // Journaled already: the refusal is part of the record, and a
+            // replay refuses it again.
+            self.raise(
+                "rejected_event".to_owned(),
+                None,
+                format!("the board reported an event the engine cannot apply: {e}"),
+                None,
+                extra,
+            );
+        }
+    }
+
+    fn raise(
+        &mut self,
+        kind: String,
+        side: Option<Side>,
+        message: String,
+        ruling: Option<String>,
+        out: &mut Vec<Payload>,
+    ) {
+        let record = AlertRecord {
+            id: self.alerts.len() as u64 + 1,
+            game: self.engine.games().len() - 1,
+            kind,
+            ply: self.engine.game().ply(),
+            side,
+            message,
+            ruling,
+            acked: false,
+        };
+        out.push(self.payload("alert", json!(record)));
+        self.alerts.push(record);
+    }
+
+    /// Checks an action against the board as it is, without changing it.
+    pub fn check(&self, action: &Action, at: Millis) -> Result<(), ActionError> {
+        let over = |what: &str| {
+            ActionError::Conflict(format!(
+                "{what}: the game on board {} is already over ({})",
+                self.id,
+                self.engine.game().outcome().as_str()
+            ))
+        };
+        match action {
+            Action::Ack { alert } => match self.alerts.iter().find(|a| a.id == *alert) {
+                None => Err(ActionError::Conflict(format!(
+                    "board {} has no alert {alert}",
+                    self.id
+                ))),
+                Some(a) if a.acked => Err(ActionError::Conflict(format!(
+                    "alert {alert} of board {} is already acknowledged",
+                    self.id
+                ))),
+                Some(_) => Ok(()),
+            },
+            Action::Resign { .. } | Action::Draw | Action::Flag { .. } => {
+                if self.engine.game().is_over() {
+                    Err(over(action.name()))
+                } else {
+                    Ok(())
+                }
+            }
+            Action::Result { result, note } => {
+                parse_result(result)?;
+                if note.as_ref().is_some_and(|n| n.len() > 2000) {
+                    return Err(ActionError::Invalid(
+                        "the note is longer than 2000 bytes".into(),
+                    ));
+                }
+                if self.engine.game().is_over() {
+                    Err(over("result"))
+                } else {
+                    Ok(())
+                }
+            }
+            Action::Undo => {
+                let mut probe = self.engine.clone();
+                probe.drain_events();
+                if probe.undo_last_move(at) {
+                    Ok(())
+                } else if probe.game().ply() == 0 {
+                    Err(ActionError::Conflict(format!(
+                        "the game on board {} has no move to undo",
+                        self.id
+                    )))
+                } else {
+                    Err(over("undo"))
+                }
+            }
+            Action::NewGame => Ok(()),
+            Action::Players { white, black } => {
+                for p in [white, black].into_iter().flatten() {
+                    if p.name.trim().is_empty() || p.name.len() > 200 {
+                        return Err(ActionError::Invalid(
+                            "a player's name must have 1 to 200 bytes".into(),
+                        ));
+                    }
+                    if p.title.as_ref().is_some_and(|t| t.len() > 10) {
+                        return Err(ActionError::Invalid("a title has at most 10 bytes".into()));
+                    }
+                }
+                if white.is_none() && black.is_none() {
+                    return Err(ActionError::Invalid("give white, black or both".into()));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn apply_action(&mut self, action: &Action, at: Millis, extra: &mut Vec<Payload>) {
+        let ev = |event| TimedEvent { at, event };
+        match action {
+            Action::Ack { alert } => {
+                if let Some(a) = self.alerts.iter_mut().find(|a| a.id == *alert) {
+                    a.acked = true;
+                    extra.push(self.payload("ack", json!({ "alert": alert })));
+                }
+            }
+            Action::Resign { side } => self.push(ev(BoardEvent::Resign((*side).into())), extra),
+            Action::Draw => self.push(ev(BoardEvent::Draw), extra),
+            Action::Flag { side } => self.push(ev(BoardEvent::Flag((*side).into())), extra),
+            Action::Result { result, note } => {
+                if let Ok(outcome) = parse_result(result) {
+                    if let Some(note) = note {
+                        self.notes
+                            .push((self.engine.games().len() - 1, note.clone()));
+                    }
+                    self.push(ev(BoardEvent::Result(outcome)), extra);
+                }
+            }
+            Action::Undo => {
+                self.engine.undo_last_move(at);
+            }
+            Action::NewGame => {
+                let game = self.engine.game();
+                if !game.is_over() && !game.is_untouched() {
+                    self.push(ev(BoardEvent::Result(Outcome::Unknown)), extra);
+                }
+                let before = self.engine.games().len();
+                let start = Fen::from_position(&Chess::default(), EnPassantMode::Legal);
+                self.push(ev(BoardEvent::Setup(Box::new(start))), extra);
+                self.round_game = self.engine.games().len() - 1;
+                self.pgn_dirty = true;
+                if self.engine.games().len() == before {
+                    // The untouched game was set up again: same game, new start.
+                    extra.push(self.game_payload(self.round_game));
+                }
+            }
+            Action::Players { white, black } => {
+                for (i, p) in [white, black].into_iter().enumerate() {
+                    if let Some(p) = p {
+                        self.players[i] = p.clone();
+                        let tag = if i == 0 { "White" } else { "Black" };
+                        self.push(ev(BoardEvent::Tag(tag.into(), p.name.clone())), extra);
+                    }
+                }
+                self.pgn_dirty = true;
+                extra.push(self.payload(
+                    "players",
+                    json!({ "white": self.players[0], "black": self.players[1] }),
+                ));
+            }
+        }
+    }
+
+    fn payload(&self, kind: &'static str, mut data: serde_json::Value) -> Payload {
+        if let Some(obj) = data.as_object_mut() {
+            obj.insert("board".into(), json!(self.id));
+        }
+        Payload {
+            kind,
+            data: data.to_string(),
+        }
+    }
+
+    fn game_payload(&self, game: usize) -> Payload {
+        let g = &self.engine.games()[game];
+        self.payload(
+            "game",
+            json!({ "game": game, "fen": g.fen(), "ply": g.ply() }),
+        )
+    }
+
+    /// Turns the engine's events into client events.
+    fn derive(&mut self, out: &mut Vec<Payload>) {
+        for ev in self.engine.drain_events() {
+            match ev {
+                GameEvent::GameStarted { game, .. } => {
+                    out.push(self.game_payload(game));
+                }
+                GameEvent::MoveMade { game, ply, san, .. } => {
+                    let g = &self.engine.games()[game];
+                    let (uci, fen) = match (g.moves().get(ply - 1), g.position_at(ply)) {
+                        (Some(m), Some(pos)) if m.san.to_string() == san => (
+                            Some(UciMove::from_standard(m.mv).to_string()),
+                            Some(Fen::from_position(pos, EnPassantMode::Legal).to_string()),
+                        ),
+                        _ => (None, None),
+                    };
+                    out.push(self.payload(
+                        "move",
+                        json!({ "game": game, "ply": ply, "san": san, "uci": uci, "fen": fen }),
+                    ));
+                }
+                GameEvent::MoveCompleted { game, ply, .. } => {
+                    let g = &self.engine.games()[game];
+                    let clock = g.moves().get(ply - 1).and_then(|m| m.clock);
+                    if game == self.round_game {
+                        self.pgn_dirty = true;
+                    }
+                    out.push(self.payload(
+                        "completed",
+                        json!({ "game": game, "ply": ply, "clock": clock }),
+                    ));
+                }
+                GameEvent::MovesRetracted { game, ply, .. } => {
+                    let g = &self.engine.games()[game];
+                    let fen = g
+                        .position_at(ply)
+                        .map(|p| Fen::from_position(p, EnPassantMode::Legal).to_string());
+                    self.pgn_dirty = true;
+                    out.push(
+                        self.payload("retracted", json!({ "game": game, "ply": ply, "fen": fen })),
+                    );
+                }
+                GameEvent::Alert { alert, .. } => {
+                    self.raise(
+                        alert.kind.as_str().to_owned(),
+                        alert.side.map(Side::from),
+                        alert.message,
+                        alert.ruling,
+                        out,
+                    );
+                }
+                GameEvent::GameResumed { game, .. } => {
+                    self.pgn_dirty = true;
+                    out.push(self.payload("resumed", json!({ "game": game })));
+                }
+                GameEvent::GameOver {
+                    game,
+                    outcome,
+                    termination,
+                    ..
+                } => {
+                    self.pgn_dirty = true;
+                    let note = self
+                        .notes
+                        .iter()
+                        .rev()
+                        .find(|(g, _)| *g == game)
+                        .map(|(_, n)| n.clone());
+                    out.push(self.payload(
+                        "result",
+                        json!({
+                            "game": game,
+                            "result": outcome.as_str(),
+                            "termination": termination.as_str(),
+                            "note": note,
+                        }),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// The game the broadcast shows.
+    pub fn round_game(&self) -> &Game {
+        let games = self.engine.games();
+        games
+            .get(self.round_game)
+            .unwrap_or_else(|| self.engine.game())
+    }
+
+    /// The tags of a broadcast game.
+    fn tags(&self, game: &Game) -> Vec<(String, String)> {
+        let r = &self.round;
+        let mut tags: Vec<(String, String)> = vec![
+            ("Event".into(), r.event.clone()),
+            ("Site".into(), r.site.clone().unwrap_or_else(|| "?".into())),
+            (
+                "Date".into(),
+                r.date.clone().unwrap_or_else(|| "????.??.??".into()),
+            ),
+            ("Round".into(), format!("{}.{}", r.round, self.id)),
+        ];
+        for (i, color) in ["White", "Black"].into_iter().enumerate() {
+            tags.push((color.into(), self.players[i].name.clone()));
+        }
+        for (i, color) in ["White", "Black"].into_iter().enumerate() {
+            let p = &self.players[i];
+            if let Some(t) = &p.title {
+                tags.push((format!("{color}Title"), t.clone()));
+            }
+            if let Some(e) = p.elo {
+                tags.push((format!("{color}Elo"), e.to_string()));
+            }
+            if let Some(f) = p.fide_id {
+                tags.push((format!("{color}FideId"), f.to_string()));
+            }
+        }
+        if let Some(tc) = &r.time_control {
+            tags.push(("TimeControl".into(), tc.clone()));
+        }
+        // Tags the board or the arbiter gave the game come after: the
+        // writer keeps the first of two tags of one name.
+        tags.extend(game.tags.iter().cloned());
+        tags
+    }
+
+    fn refresh_pgn(&mut self) {
+        if !self.pgn_dirty {
+            return;
+        }
+        self.pgn_dirty = false;
+        let game = self.round_game();
+        let shown = if game.is_over() {
+            game.ply()
+        } else {
+            game.moves()
+                .iter()
+                .take_while(|m| m.completed_at.is_some())
+                .count()
+        };
+        let mut g = game.clone();
+        g.tags = self.tags(game);
+        self.pgn = g.to_pgn_upto(shown).into();
+    }
+
+    /// The broadcast PGN and the summary, for the HTTP server.
+    pub fn snapshot(&mut self) -> Snapshot {
+        self.refresh_pgn();
+        Snapshot {
+            summary: Arc::new(self.summary()),
+            pgn: Arc::clone(&self.pgn),
+        }
+    }
+
+    /// What `GET /boards` shows of the board.
+    pub fn summary(&self) -> serde_json::Value {
+        let game = self.engine.game();
+        let n = game.ply();
+        let last_move = game.moves().last().map(|m| {
+            json!({
+                "ply": n,
+                "san": m.san.to_string(),
+                "uci": UciMove::from_standard(m.mv).to_string(),
+            })
+        });
+        let open: Vec<&AlertRecord> = self.alerts.iter().filter(|a| !a.acked).collect();
+        json!({
+            "id": self.id,
+            "white": self.players[0],
+            "black": self.players[1],
+            "connection": self.connection.as_str(),
+            "game": self.engine.games().len() - 1,
+            "round_game": self.round_game,
+            "fen": game.fen(),
+            "turn": side_name(game.position().turn()),
+            "ply": n,
+            "completed": game.moves().iter().take_while(|m| m.completed_at.is_some()).count(),
+            "last_move": last_move,
+            "clock": self.clock.map(|(w, b)| json!({ "white": w, "black": b })),
+            "result": game.outcome().as_str(),
+            "termination": game.termination().map(|t| t.as_str()),
+            "open_alerts": open,
+            "seq": self.seq,
+        })
+    }
+
+    /// What `GET /boards/{id}` shows: the summary, the current game's moves,
+    /// every alert and action, and the PGN.
+    pub fn detail(&self) -> serde_json::Value {
+        let mut v = self.summary();
+        let game = self.engine.game();
+        let moves: Vec<serde_json::Value> = game
+            .moves()
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                json!({
+                    "ply": i + 1,
+                    "san": m.san.to_string(),
+                    "uci": UciMove::from_standard(m.mv).to_string(),
+                    "clock": m.clock,
+                    "completed": m.completed_at.is_some(),
+                })
+            })
+            .collect();
+        let mut g = game.clone();
+        g.tags = self.tags(game);
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("moves".into(), json!(moves));
+            obj.insert("alerts".into(), json!(self.alerts));
+            obj.insert("actions".into(), json!(self.actions));
+            obj.insert(
+                "notes".into(),
+                json!(
+                    self.notes
+                        .iter()
+                        .map(|(g, n)| json!({"game": g, "note": n}))
+                        .collect::<Vec<_>>()
+                ),
+            );
+            obj.insert("pgn".into(), json!(g.to_pgn()));
+            obj.insert("broadcast_pgn".into(), json!(&*self.pgn));
+        }
+        v
+    }
+}
+
+/// Reads a result as the actions give it.
+pub fn parse_result(text: &str) -> Result<Outcome, ActionError> {
+    Outcome::from_ascii(text.as_bytes()).map_err(|_| {
+        ActionError::Invalid(format!(
+            "'{text}' is not a result: expected 1-0, 0-1, 1/2-1/2 or *"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::parse_script;
+
+    fn state() -> BoardState {
+        BoardState::new(
+            4,
+            Arc::new(RoundInfo {
+                event: "E".into(),
+                site: None,
+                date: None,
+                round: "2".into(),
+                time_control: Some("300+2".into()),
+            }),
+            EngineConfig::default(),
+            Player {
+                name: "W, A".into(),
+                fide_id: Some(7),
+                ..Player::default()
+            },
+            Player {
+                name: "B, C".into(),
+                ..Player::default()
+            },
+        )
+    }
+
+    fn feed(state: &mut BoardState, script: &str) -> Vec<Payload> {
+        let mut out = Vec::new();
+        for l in parse_script("t", script).unwrap() {
+            let line = JournalLine {
+                seq: state.seq() + 1,
+                g: 0,
+                at: l.event.at,
+                entry: Entry::from_event(&l.event.event),
+            };
+            out.extend(state.apply(&line));
+        }
+        out
+    }
+
+    fn act(state: &mut BoardState, action: Action) -> Vec<Payload> {
+        let at = state.last_at();
+        state.check(&action, at).unwrap();
+        let line = JournalLine {
+            seq: state.seq() + 1,
+            g: 0,
+            at,
+            entry: Entry::Action { action },
+        };
+        state.apply(&line)
+    }
+
+    const MOVES: &str = "@1000 lift e2\n@1300 place e4\n@1500 press white\n@1520 clock 0:04:58 0:05:00\n@3000 lift e7\n@3300 place e5\n@3500 press black\n@3520 clock 0:04:58 0:04:57\n@5000 lift g1\n@5300 place f3\n";
+
+    #[test]
+    fn broadcast_has_completed_moves_and_round_tags() {
+        let mut s = state();
+        let out = feed(&mut s, MOVES);
+        let kinds: Vec<&str> = out.iter().map(|p| p.kind).collect();
+        assert_eq!(
+            kinds,
+            ["move", "completed", "clock", "move", "completed", "clock"]
+        );
+        // The third move stands but has not settled in the fold yet; a tick does it.
+        let out = s.tick(5300 + 150);
+        assert_eq!(out[0].kind, "move");
+        let snap = s.snapshot();
+        assert!(snap.pgn.contains("[Round \"2.4\"]"), "{}", snap.pgn);
+        assert!(snap.pgn.contains("[WhiteFideId \"7\"]"), "{}", snap.pgn);
+        assert!(
+            snap.pgn
+                .contains("1. e4 {[%clk 0:04:58]} 1... e5 {[%clk 0:04:57]} *"),
+            "{}",
+            snap.pgn
+        );
+        assert!(!snap.pgn.contains("Nf3"));
+        assert_eq!(snap.summary["ply"], 3);
+        assert_eq!(snap.summary["completed"], 2);
+    }
+
+    #[test]
+    fn actions_fold() {
+        let mut s = state();
+        feed(&mut s, MOVES);
+        s.tick(6000);
+        assert!(matches!(
+            s.check(&Action::Ack { alert: 1 }, 0),
+            Err(ActionError::Conflict(_))
+        ));
+        let out = act(&mut s, Action::Undo);
+        assert_eq!(out[0].kind, "retracted");
+        assert_eq!(s.engine().game().ply(), 2);
+        act(
+            &mut s,
+            Action::Players {
+                white: Some(Player {
+                    name: "New, Name".into(),
+                    ..Player::default()
+                }),
+                black: None,
+            },
+        );
+        let out = act(&mut s, Action::Resign { side: Side::Black });
+        assert_eq!(out[0].kind, "result");
+        let snap = s.snapshot();
+        assert!(snap.pgn.contains("[White \"New, Name\"]"), "{}", snap.pgn);
+        assert!(snap.pgn.contains("[Result \"1-0\"]"), "{}", snap.pgn);
+        assert!(matches!(
+            s.check(&Action::Draw, 0),
+            Err(ActionError::Conflict(_))
+        ));
+        assert!(matches!(
+            s.check(&Action::Undo, 0),
+            Err(ActionError::Conflict(_))
+        ));
+        let out = act(&mut s, Action::NewGame);
+        assert!(out.iter().any(|p| p.kind == "game"), "{out:?}");
+        assert_eq!(s.snapshot().summary["ply"], 0);
+        assert!(s.snapshot().pgn.contains("[Result \"*\"]"));
+        assert!(matches!(
+            s.check(
+                &Action::Result {
+                    result: "2-0".into(),
+                    note: None
+                },
+                0
+            ),
+            Err(ActionError::Invalid(_))
+        ));
+    }
+}

@@ -1,0 +1,416 @@
+//! The event configuration file: one round of one event, its boards and
+//! players, in TOML.
+//!
+//! ```toml
+//! event = "City Open"
+//! site = "Town Hall"
+//! round = "3"
+//! date = "2026.11.22"
+//! rules = "rapid"
+//! time_control = "900+10"
+//!
+//! [[board]]
+//! id = 1
+//! source = "pgn:games/board1.pgn"
+//! white = { name = "Carlsen, Magnus", fide_id = 1503014, title = "GM", elo = 2830 }
+//! black = { name = "Caruana, Fabiano" }
+//! ```
+//!
+//! Unknown keys are errors, and every error names the file, the line and the
+//! key, so that a typo in the hall is found before the round starts.
+
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+    str::FromStr,
+};
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::{event::Millis, rules::RuleSet};
+
+/// An event round: what the broadcast tags say and which boards to watch.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventConfig {
+    /// The `Event` tag.
+    pub event: String,
+    /// The `Site` tag.
+    #[serde(default)]
+    pub site: Option<String>,
+    /// The round number; each game's `Round` tag is `<round>.<board>`.
+    #[serde(default)]
+    pub round: Option<String>,
+    /// The `Date` tag, `YYYY.MM.DD` (`YYYY-MM-DD` is accepted too).
+    #[serde(default, deserialize_with = "de_date")]
+    pub date: Option<String>,
+    /// The rule set: `standard`, `rapid` or `blitz`.
+    #[serde(default, deserialize_with = "de_rules")]
+    pub rules: Option<RuleSet>,
+    /// The `TimeControl` tag (`5400+30`, `900+10`, ...).
+    #[serde(default)]
+    pub time_control: Option<String>,
+    /// How long (ms) a board state must stand before it counts.
+    #[serde(default)]
+    pub settle_ms: Option<Millis>,
+    /// The boards, in broadcast order.
+    #[serde(rename = "board", default)]
+    pub boards: Vec<BoardConfig>,
+}
+
+/// One board of the round.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoardConfig {
+    /// The board number (1, 2, ...), unique in the round.
+    pub id: toml::Spanned<u32>,
+    /// Where its events come from.
+    pub source: Source,
+    /// For a `pgn:` source: play only this game of the file (from 1).
+    #[serde(default)]
+    pub game: Option<usize>,
+    /// For a simulated source: the random seed of the human noise
+    /// (default: the board number).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// The player with the white pieces.
+    pub white: Player,
+    /// The player with the black pieces.
+    pub black: Player,
+}
+
+impl BoardConfig {
+    /// The board number.
+    pub fn id(&self) -> u32 {
+        *self.id.get_ref()
+    }
+}
+
+/// A player, as the broadcast tags give him.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Player {
+    /// "Last, First".
+    pub name: String,
+    /// The FIDE id (`WhiteFideId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fide_id: Option<u64>,
+    /// The title (`GM`, `IM`, `WGM`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The rating (`WhiteElo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elo: Option<u32>,
+}
+
+/// Where a board's events come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A board script played at the pace of its timestamps (`script:FILE`).
+    Script(PathBuf),
+    /// The games of a PGN file played by a simulated human on a simulated
+    /// board with a clock (`pgn:FILE`).
+    Pgn(PathBuf),
+    /// A serial board whose family is detected (`serial:/dev/ttyUSB0`).
+    Serial(String),
+    /// A DGT board (`dgt:/dev/ttyUSB0`).
+    Dgt(String),
+    /// A Millennium ChessLink (`millennium:/dev/rfcomm0`).
+    Millennium(String),
+    /// A Certabo or Sentio board (`certabo:/dev/ttyACM0`).
+    Certabo(String),
+}
+
+impl Source {
+    /// Whether the source is a simulated board (not hardware).
+    pub fn is_simulated(&self) -> bool {
+        matches!(self, Source::Script(_) | Source::Pgn(_))
+    }
+
+    /// Resolves a relative file against the directory of the config file.
+    pub fn relative_to(self, dir: &Path) -> Source {
+        match self {
+            Source::Script(p) if p.is_relative() => Source::Script(dir.join(p)),
+            Source::Pgn(p) if p.is_relative() => Source::Pgn(dir.join(p)),
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Script(p) => write!(f, "script:{}", p.display()),
+            Source::Pgn(p) => write!(f, "pgn:{}", p.display()),
+            Source::Serial(p) => write!(f, "serial:{p}"),
+            Source::Dgt(p) => write!(f, "dgt:{p}"),
+            Source::Millennium(p) => write!(f, "millennium:{p}"),
+            Source::Certabo(p) => write!(f, "certabo:{p}"),
+        }
+    }
+}
+
+impl FromStr for Source {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Source, String> {
+        let (kind, rest) = s.split_once(':').ok_or_else(|| {
+            format!("source '{s}' has no kind: expected script:FILE, pgn:FILE, serial:PORT, dgt:PORT, millennium:PORT or certabo:PORT")
+        })?;
+        if rest.is_empty() {
+            return Err(format!(
+                "source '{s}' names no file or port after '{kind}:'"
+            ));
+        }
+        Ok(match kind {
+            "script" => Source::Script(PathBuf::from(rest)),
+            "pgn" => Source::Pgn(PathBuf::from(rest)),
+            "serial" => Source::Serial(rest.to_owned()),
+            "dgt" => Source::Dgt(rest.to_owned()),
+            "millennium" => Source::Millennium(rest.to_owned()),
+            "certabo" => Source::Certabo(rest.to_owned()),
+            other => {
+                return Err(format!(
+                    "unknown source kind '{other}': expected script, pgn, serial, dgt, millennium or certabo"
+                ));
+            }
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Source {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Source, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+fn de_rules<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RuleSet>, D::Error> {
+    let text = String::deserialize(d)?;
+    text.parse().map(Some).map_err(serde::de::Error::custom)
+}
+
+fn de_date<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let text = String::deserialize(d)?;
+    normalize_date(&text)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+}
+
+/// Checks a PGN date (`YYYY.MM.DD`, `?` for unknown digits; `-` separators
+/// are accepted) and returns it with dots.
+pub fn normalize_date(text: &str) -> Result<String, String> {
+    let dotted = text.replace('-', ".");
+    let parts: Vec<&str> = dotted.split('.').collect();
+    let ok = parts.len() == 3
+        && [4, 2, 2]
+            .iter()
+            .zip(&parts)
+            .all(|(&n, p)| p.len() == n && p.bytes().all(|b| b.is_ascii_digit() || b == b'?'));
+    if ok {
+        Ok(dotted)
+    } else {
+        Err(format!("date '{text}' is not YYYY.MM.DD"))
+    }
+}
+
+/// A config file that cannot be used: where and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("{file}: {message}")]
+    Read {
+        /// The file.
+        file: String,
+        /// Why.
+        message: String,
+    },
+    /// A syntax error, an unknown key or a bad value.
+    #[error("{file}:{line}:{column}: {}{message}", key.as_ref().map(|k| format!("key '{k}': ")).unwrap_or_default())]
+    Invalid {
+        /// The file.
+        file: String,
+        /// The 1-based line.
+        line: usize,
+        /// The 1-based column.
+        column: usize,
+        /// The key on that line, when there is one.
+        key: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl EventConfig {
+    /// Reads and checks a config file. Relative `script:` and `pgn:` files
+    /// are taken relative to the config file's directory.
+    pub fn load(path: &Path) -> Result<EventConfig, ConfigError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        let mut config = EventConfig::parse(&file, &text)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for board in &mut config.boards {
+            board.source = board.source.clone().relative_to(dir);
+        }
+        Ok(config)
+    }
+
+    /// Parses and checks config text; `file` names it in errors.
+    pub fn parse(file: &str, text: &str) -> Result<EventConfig, ConfigError> {
+        let config: EventConfig = toml::from_str(text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            invalid(file, text, span.start, e.message().trim().to_owned())
+        })?;
+        if config.boards.is_empty() {
+            return Err(invalid(
+                file,
+                text,
+                text.len(),
+                "the config has no board: add a [[board]] table with id, source, white and black"
+                    .to_owned(),
+            ));
+        }
+        let mut seen: Vec<u32> = Vec::new();
+        for board in &config.boards {
+            let id = board.id();
+            let at = board.id.span().start;
+            if id == 0 {
+                return Err(invalid(file, text, at, "board ids count from 1".to_owned()));
+            }
+            if seen.contains(&id) {
+                return Err(invalid(
+                    file,
+                    text,
+                    at,
+                    format!("board {id} is given twice"),
+                ));
+            }
+            seen.push(id);
+            if board.game == Some(0) {
+                return Err(invalid(
+                    file,
+                    text,
+                    at,
+                    format!("board {id}: games of a PGN file count from 1"),
+                ));
+            }
+        }
+        Ok(config)
+    }
+}
+
+fn invalid(file: &str, text: &str, offset: usize, message: String) -> ConfigError {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    let line_text = text[line_start..].lines().next().unwrap_or("");
+    let key = line_text
+        .split_once('=')
+        .map(|(k, _)| k.trim().trim_matches('"').to_owned())
+        .filter(|k| !k.is_empty() && !k.starts_with('['));
+    ConfigError::Invalid {
+        file: file.to_owned(),
+        line,
+        column,
+        key,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+event = "Test Open"
+site = "Hall"
+round = "2"
+date = "2026-11-22"
+rules = "blitz"
+time_control = "180+2"
+
+[[board]]
+id = 1
+source = "pgn:games.pgn"
+game = 2
+white = { name = "White, A", fide_id = 123, title = "GM", elo = 2500 }
+black = { name = "Black, B" }
+
+[[board]]
+id = 2
+source = "dgt:/dev/ttyUSB0"
+white = { name = "C" }
+black = { name = "D" }
+"#;
+
+    #[test]
+    fn parses_a_good_config() {
+        let c = EventConfig::parse("e.toml", GOOD).unwrap();
+        assert_eq!(c.event, "Test Open");
+        assert_eq!(c.date.as_deref(), Some("2026.11.22"));
+        assert_eq!(c.rules, Some(RuleSet::Blitz));
+        assert_eq!(c.boards.len(), 2);
+        assert_eq!(c.boards[0].source, Source::Pgn("games.pgn".into()));
+        assert_eq!(c.boards[0].white.fide_id, Some(123));
+        assert_eq!(c.boards[1].source, Source::Dgt("/dev/ttyUSB0".into()));
+        assert_eq!(c.boards[1].id(), 2);
+    }
+
+    #[test]
+    fn the_example_file_is_valid() {
+        let text = include_str!("../../pgn/event.example.toml");
+        let c = EventConfig::parse("event.example.toml", text).unwrap();
+        assert_eq!(c.boards.len(), 3);
+        assert_eq!(c.boards[2].white.fide_id, Some(1000002));
+        let (head, tail) = text.split_once("# [[board]]").unwrap();
+        let serial = format!("{head}[[board]]{}", tail.replace("\n# ", "\n"));
+        let c = EventConfig::parse("event.example.toml", &serial).unwrap();
+        assert_eq!(c.boards[3].source, Source::Dgt("/dev/ttyUSB0".into()));
+    }
+
+    fn error(text: &str) -> ConfigError {
+        EventConfig::parse("e.toml", text).unwrap_err()
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let bad = GOOD.replace("rules = \"blitz\"", "rules = \"bullet\"");
+        let e = error(&bad);
+        let ConfigError::Invalid { line, key, .. } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(*line, 6);
+        assert_eq!(key.as_deref(), Some("rules"));
+        assert!(e.to_string().starts_with("e.toml:6:"), "{e}");
+        assert!(e.to_string().contains("bullet"), "{e}");
+
+        let bad = GOOD.replace("game = 2", "gmae = 2");
+        let e = error(&bad);
+        assert!(matches!(&e, ConfigError::Invalid { line: 12, .. }), "{e}");
+        assert!(e.to_string().contains("gmae"), "{e}");
+
+        let bad = GOOD.replace("dgt:/dev", "usb:/dev");
+        let e = error(&bad);
+        assert!(
+            matches!(&e, ConfigError::Invalid { line: 18, key: Some(k), .. } if k == "source"),
+            "{e}"
+        );
+
+        let bad = GOOD.replace("id = 2", "id = 1");
+        let e = error(&bad);
+        assert!(matches!(&e, ConfigError::Invalid { line: 17, .. }), "{e}");
+        assert!(e.to_string().contains("twice"), "{e}");
+
+        let e = error("event = \"x\"\n");
+        assert!(e.to_string().contains("no board"), "{e}");
+        let e = error("event = \n");
+        assert!(matches!(&e, ConfigError::Invalid { line: 1, .. }), "{e}");
+        let e = error(&GOOD.replace("date = \"2026-11-22\"", "date = \"22.11.2026\""));
+        assert!(matches!(&e, ConfigError::Invalid { line: 5, .. }), "{e}");
+    }
+}

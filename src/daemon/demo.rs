@@ -1,0 +1,266 @@
+//! `eboard demo`: the daemon on a bundled event of eight simulated boards.
+//!
+//! Each board plays one classical game of `pgn/demo-round.pgn` (compiled
+//! into the binary), with a simulated human's timing and noise and a clock.
+//! Two boards also carry incidents an arbiter should see: on board 3 a
+//! player puts his king on a square it cannot reach and takes it back, on
+//! board 6 a piece is knocked off its square and put back. The engine does
+//! not flag those yet (the rules for illegal moves are being written); the
+//! events are in the scripts so that the dashboard shows them once it does.
+
+use std::{path::PathBuf, sync::Arc};
+
+use shakmaty::{Bitboard, Chess, Position, Role, Square};
+
+use crate::{
+    engine::EngineConfig,
+    event::{BoardEvent, Millis, TimedEvent},
+    pgn::{ImportedGame, read_games},
+    simulate::simulate,
+};
+
+use super::{
+    BoardSpec, DaemonError, DaemonSpec, ServeArgs, actor::Feed, board::RoundInfo, config::Player,
+    init_tracing, serve, sim_options,
+};
+
+/// The bundled games, one per board.
+pub const DEMO_PGN: &str = include_str!("../../pgn/demo-round.pgn");
+
+/// `eboard demo`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// Something that happens at a board besides the game's moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Incident {
+    /// The player to move puts his king on a square it cannot reach, leaves
+    /// it there for two seconds, then puts it back.
+    IllegalKingMove,
+    /// A piece of the player not to move is knocked off its square and put
+    /// back.
+    KnockedOverPiece,
+}
+
+/// Inserts an incident into a simulated session of one game (with a clock),
+/// after the clock report of ply `after_ply`; later events move later.
+pub fn inject(
+    events: &mut Vec<TimedEvent>,
+    game: &ImportedGame,
+    after_ply: usize,
+    incident: Incident,
+) {
+    let Some(press) = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e.event, BoardEvent::Press(_)))
+        .nth(after_ply.saturating_sub(1))
+        .map(|(i, _)| i)
+    else {
+        return;
+    };
+    let mut at = press + 1;
+    if matches!(
+        events.get(at).map(|e| &e.event),
+        Some(BoardEvent::Clock(..))
+    ) {
+        at += 1;
+    }
+    let mut pos: Chess = game.start.clone();
+    for &m in game.moves.iter().take(after_ply) {
+        pos.play_unchecked(m);
+    }
+    let t0 = events[at - 1].at;
+    let steps: Vec<(Millis, BoardEvent)> = match incident {
+        Incident::IllegalKingMove => {
+            let us = pos.turn();
+            let king = pos.board().king_of(us).unwrap_or(Square::E1);
+            let piece = Some(us.king());
+            let reach = shakmaty::attacks::king_attacks(king);
+            let target = (!pos.board().occupied() & !reach & !Bitboard::from_square(king))
+                .into_iter()
+                .min_by_key(|sq| king.distance(*sq).max(2));
+            let Some(target) = target else { return };
+            vec![
+                (600, BoardEvent::Lift(king)),
+                (1100, BoardEvent::Place(target, piece)),
+                (3100, BoardEvent::Lift(target)),
+                (3500, BoardEvent::Place(king, piece)),
+            ]
+        }
+        Incident::KnockedOverPiece => {
+            let them = !pos.turn();
+            let board = pos.board();
+            let sq = (board.by_color(them) & board.by_role(Role::Pawn))
+                .into_iter()
+                .next()
+                .or_else(|| board.by_color(them).into_iter().next());
+            let Some(sq) = sq else { return };
+            let piece = board.piece_at(sq);
+            vec![
+                (500, BoardEvent::Lift(sq)),
+                (1700, BoardEvent::Place(sq, piece)),
+            ]
+        }
+    };
+    let shift = steps.last().map_or(0, |s| s.0) + 500;
+    for e in &mut events[at..] {
+        e.at += shift;
+    }
+    let inserted: Vec<TimedEvent> = steps
+        .into_iter()
+        .map(|(dt, event)| TimedEvent { at: t0 + dt, event })
+        .collect();
+    events.splice(at..at, inserted);
+}
+
+/// The demo's boards: ids 1 to 8, one bundled game each.
+pub fn demo_boards() -> Result<Vec<BoardSpec>, DaemonError> {
+    let games = read_games(DEMO_PGN.as_bytes()).map_err(|e| DaemonError::Source {
+        board: 0,
+        source_text: "pgn/demo-round.pgn (bundled)".into(),
+        message: e.to_string(),
+    })?;
+    let mut boards = Vec::new();
+    for (i, game) in games.iter().enumerate() {
+        let id = i as u32 + 1;
+        let mut events = simulate(std::slice::from_ref(game), &sim_options(u64::from(id)));
+        match id {
+            3 => inject(&mut events, game, 10, Incident::IllegalKingMove),
+            6 => inject(&mut events, game, 12, Incident::KnockedOverPiece),
+            _ => {}
+        }
+        let tag = |name: &str| {
+            game.tags
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or_else(|| "?".to_owned(), |(_, v)| v.clone())
+        };
+        boards.push(BoardSpec {
+            id,
+            feed: Feed::Simulated(Arc::new(events)),
+            white: Player {
+                name: tag("White"),
+                ..Player::default()
+            },
+            black: Player {
+                name: tag("Black"),
+                ..Player::default()
+            },
+        });
+    }
+    Ok(boards)
+}
+
+/// Today's date (UTC) as a PGN date.
+pub fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    // Days to a civil date (proleptic Gregorian calendar).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}.{month:02}.{day:02}")
+}
+
+/// The demo's spec; `data_dir` is where its journals go.
+pub fn demo_spec(serve: &ServeArgs, data_dir: PathBuf) -> Result<DaemonSpec, DaemonError> {
+    Ok(DaemonSpec {
+        round: RoundInfo {
+            event: "eboard demo: classical games".into(),
+            site: Some("Demo hall".into()),
+            date: Some(today()),
+            round: "1".into(),
+            time_control: Some("300".into()),
+        },
+        engine: EngineConfig::default(),
+        boards: demo_boards()?,
+        data_dir,
+        listen: serve.listen,
+        speed: serve.speed,
+        probe: false,
+    })
+}
+
+/// `eboard demo`: journals go to a temporary directory (removed on exit)
+/// unless `--data-dir` is given.
+pub fn run(args: &DemoArgs) -> Result<(), DaemonError> {
+    init_tracing();
+    let (data_dir, _temp) = match &args.serve.data_dir {
+        Some(d) => (d.clone(), None),
+        None => {
+            let temp = tempfile::Builder::new()
+                .prefix("eboard-demo-")
+                .tempdir()
+                .map_err(|source| DaemonError::Io {
+                    path: std::env::temp_dir(),
+                    source,
+                })?;
+            (temp.path().to_owned(), Some(temp))
+        }
+    };
+    serve(demo_spec(&args.serve, data_dir)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{engine::Engine, replay::reported_games};
+
+    #[test]
+    fn demo_boards_replay_to_their_games() {
+        let games = read_games(DEMO_PGN.as_bytes()).unwrap();
+        assert_eq!(games.len(), 8);
+        let boards = demo_boards().unwrap();
+        for (b, game) in boards.iter().zip(&games) {
+            let Feed::Simulated(events) = &b.feed;
+            assert!(
+                events.windows(2).all(|w| w[0].at <= w[1].at),
+                "board {}",
+                b.id
+            );
+            let mut engine = Engine::new(EngineConfig::default());
+            for e in events.iter() {
+                engine.push(e).unwrap();
+            }
+            engine.finish();
+            let played = reported_games(&engine);
+            let sans: Vec<String> = played[0]
+                .moves()
+                .iter()
+                .map(|m| m.san.to_string())
+                .collect();
+            let mut pos = game.start.clone();
+            let expected: Vec<String> = game
+                .moves
+                .iter()
+                .map(|&m| {
+                    let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, m);
+                    san.to_string()
+                })
+                .collect();
+            assert_eq!(sans, expected, "board {}", b.id);
+            assert_eq!(played[0].outcome(), game.result, "board {}", b.id);
+        }
+        let illegal = boards[2].feed.clone();
+        let Feed::Simulated(events) = illegal;
+        assert!(events.len() > 4);
+    }
+
+    #[test]
+    fn today_is_a_pgn_date() {
+        let d = today();
+        assert!(super::super::config::normalize_date(&d).is_ok(), "{d}");
+        assert!(d.as_str() > "2024.01.01");
+    }
+}

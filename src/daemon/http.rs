@@ -1,0 +1,310 @@
+//! The HTTP server: broadcast PGN, board state, server-sent events, arbiter
+//! actions and the dashboard.
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /` | the arbiters' dashboard |
+//! | `GET /round.pgn` | every board's round game, completed moves only (ETag) |
+//! | `GET /boards` | every board's state (JSON) |
+//! | `GET /boards/{id}` | one board's moves, alerts and actions (JSON) |
+//! | `GET /boards/{id}.pgn` | one board's round game, completed moves only |
+//! | `GET /events` | server-sent events; resumes after `Last-Event-ID` (or `?since=`) |
+//! | `POST /boards/{id}/actions` | an arbiter action (`Authorization: Bearer <token>`) |
+
+use std::{
+    collections::HashMap,
+    convert::Infallible,
+    hash::{Hash, Hasher},
+    sync::Arc,
+};
+
+use axum::{
+    Router,
+    body::Bytes,
+    extract::{Path, Query, State},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
+    response::{
+        Html, IntoResponse, Response,
+        sse::{Event, KeepAlive, Sse},
+    },
+    routing::{get, post},
+};
+use serde::Deserialize;
+use serde_json::json;
+use tokio_stream::{StreamExt, wrappers::BroadcastStream};
+
+use super::{
+    action::Action,
+    actor::BoardHandle,
+    board::ActionError,
+    hub::{EventId, Hub, Published},
+};
+
+/// The dashboard page (no build step: plain HTML, CSS and JavaScript).
+const DASHBOARD: &str = include_str!("dashboard.html");
+
+/// What the handlers share.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The boards in broadcast order.
+    pub boards: Arc<Vec<BoardHandle>>,
+    /// Board number to index in `boards`.
+    pub index: Arc<HashMap<u32, usize>>,
+    /// The event hub.
+    pub hub: Arc<Hub>,
+    /// The arbiters' token.
+    pub token: Arc<str>,
+    /// The event's name and round, for the dashboard.
+    pub title: Arc<str>,
+}
+
+impl AppState {
+    fn board(&self, id: &str) -> Option<&BoardHandle> {
+        let id: u32 = id.parse().ok()?;
+        self.index.get(&id).map(|&i| &self.boards[i])
+    }
+}
+
+/// The router.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(dashboard))
+        .route("/round.pgn", get(round_pgn))
+        .route("/boards", get(boards))
+        .route("/boards/{file}", get(board))
+        .route("/boards/{id}/actions", post(action))
+        .route("/events", get(events))
+        .with_state(state)
+}
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, axum::Json(json!({ "error": message.into() }))).into_response()
+}
+
+/// The dashboard with the boards' state in it, so that the page shows the
+/// boards without waiting for a second request.
+async fn dashboard(State(app): State<AppState>) -> Html<String> {
+    // `</` inside the JSON would end the script element early; `<\/` is the
+    // same JSON string.
+    let boards = boards_json(&app).to_string().replace("</", "<\\/");
+    Html(DASHBOARD.replacen("/*BOARDS*/", &boards, 1))
+}
+
+/// A PGN body with a strong ETag; 304 when the client has it already.
+fn pgn_response(headers: &HeaderMap, text: String) -> Response {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    let etag = format!("\"{:016x}\"", hasher.finish());
+    let matches = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    let etag_value = HeaderValue::from_str(&etag).unwrap_or(HeaderValue::from_static("\"0\""));
+    let common = [
+        (header::ETAG, etag_value),
+        (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+    ];
+    if matches {
+        (StatusCode::NOT_MODIFIED, common).into_response()
+    } else {
+        (
+            common,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/x-chess-pgn; charset=utf-8"),
+            )],
+            text,
+        )
+            .into_response()
+    }
+}
+
+async fn round_pgn(State(app): State<AppState>, headers: HeaderMap) -> Response {
+    let mut text = String::new();
+    for b in app.boards.iter() {
+        // Each game ends with a blank line: the games are separated by one.
+        text.push_str(&b.snapshot().pgn);
+    }
+    pgn_response(&headers, text)
+}
+
+fn boards_json(app: &AppState) -> serde_json::Value {
+    // The last id first: a client resuming from it after reading the
+    // boards may see an event twice but misses none.
+    let last = app.hub.last_id().map(|id| id.to_string());
+    let boards: Vec<serde_json::Value> = app
+        .boards
+        .iter()
+        .map(|b| (*b.snapshot().summary).clone())
+        .collect();
+    json!({
+        "title": &*app.title,
+        "last_event_id": last,
+        "boards": boards,
+    })
+}
+
+async fn boards(State(app): State<AppState>) -> Response {
+    axum::Json(boards_json(&app)).into_response()
+}
+
+async fn board(
+    State(app): State<AppState>,
+    Path(file): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(id) = file.strip_suffix(".pgn") {
+        return match app.board(id) {
+            Some(b) => pgn_response(&headers, b.snapshot().pgn.to_string()),
+            None => error(StatusCode::NOT_FOUND, format!("no board '{id}'")),
+        };
+    }
+    match app.board(&file) {
+        Some(b) => match b.detail().await {
+            Some(detail) => axum::Json(detail).into_response(),
+            None => error(StatusCode::SERVICE_UNAVAILABLE, "the board has stopped"),
+        },
+        None => error(StatusCode::NOT_FOUND, format!("no board '{file}'")),
+    }
+}
+
+/// Compares without stopping at the first difference.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn authorized(headers: &HeaderMap, token: &str) -> bool {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|given| same_secret(given.trim().as_bytes(), token.as_bytes()))
+}
+
+async fn action(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if !authorized(&headers, &app.token) {
+        let mut r = error(
+            StatusCode::UNAUTHORIZED,
+            "an arbiter action needs 'Authorization: Bearer <token>' (the token file is in the data directory)",
+        );
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return r;
+    }
+    let Some(board) = app.board(&id) else {
+        return error(StatusCode::NOT_FOUND, format!("no board '{id}'"));
+    };
+    let action: Action = match serde_json::from_slice(&body) {
+        Ok(a) => a,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("not an action: {e}; e.g. {{\"action\":\"resign\",\"side\":\"white\"}}"),
+            );
+        }
+    };
+    let name = action.name();
+    match board.act(action).await {
+        Ok(done) => {
+            tracing::info!(
+                board = board.id,
+                action = name,
+                seq = done.seq,
+                "arbiter action"
+            );
+            axum::Json(json!({ "ok": true, "seq": done.seq, "g": done.g })).into_response()
+        }
+        Err(ActionError::Invalid(m)) => error(StatusCode::BAD_REQUEST, m),
+        Err(ActionError::Conflict(m)) => error(StatusCode::CONFLICT, m),
+        Err(ActionError::Unavailable(m)) => error(StatusCode::SERVICE_UNAVAILABLE, m),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct EventsQuery {
+    since: Option<String>,
+}
+
+fn sse_event(p: &Published) -> Event {
+    Event::default()
+        .id(p.id.to_string())
+        .event(p.kind)
+        .data(&*p.data)
+}
+
+fn resync() -> Event {
+    Event::default()
+        .event("resync")
+        .data("{\"reason\":\"events were missed: reload /boards\"}")
+}
+
+async fn events(
+    State(app): State<AppState>,
+    Query(query): Query<EventsQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let given = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or(query.since);
+    let after = match given.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(text) => match text.parse::<EventId>() {
+            Ok(id) => Some(id),
+            Err(()) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    format!("'{text}' is not an event id (<number>.<number>)"),
+                );
+            }
+        },
+    };
+    let sub = app.hub.subscribe(after);
+    let head: Vec<Event> = sub
+        .resync
+        .then(resync)
+        .into_iter()
+        .chain(sub.backlog.iter().map(|p| sse_event(p)))
+        .collect();
+    let live = BroadcastStream::new(sub.live).map(|r| match r {
+        Ok(p) => sse_event(&p),
+        // The client fell too far behind: it must reload the boards.
+        Err(_) => resync(),
+    });
+    let stream = tokio_stream::iter(head)
+        .chain(live)
+        .map(Ok::<Event, Infallible>);
+    Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_token() {
+        let mut h = HeaderMap::new();
+        assert!(!authorized(&h, "abc"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer abd"),
+        );
+        assert!(!authorized(&h, "abc"));
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer abc"),
+        );
+        assert!(authorized(&h, "abc"));
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
+        assert!(!authorized(&h, "abc"));
+        assert!(!same_secret(b"ab", b"abc"));
+    }
+}

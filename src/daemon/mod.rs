@@ -1,0 +1,559 @@
+//! The daemon: many boards of one event round, a durable journal per board,
+//! live PGN for broadcasts, server-sent events and a dashboard for arbiters.
+//!
+//! How it fits together:
+//! - [`config`]: the event file (`eboard run --config event.toml`).
+//! - [`journal`]: every input of a board is appended to its journal and
+//!   synced before it is acted on; [`board`] folds a journal into the
+//!   board's state (engine, alerts, actions), the same way on replay and
+//!   live.
+//! - [`actor`]: one task per board owns its state and journal; simulated
+//!   boards play their events at the pace of their timestamps.
+//! - [`hub`]: orders what the boards derive into one stream of server-sent
+//!   events with ids that survive a restart.
+//! - [`http`]: the HTTP server and the dashboard.
+//! - [`demo`] and [`loadtest`]: a bundled event of simulated boards, and a
+//!   load measurement.
+
+pub mod action;
+pub mod actor;
+pub mod board;
+pub mod config;
+pub mod demo;
+pub mod http;
+pub mod hub;
+pub mod journal;
+pub mod loadtest;
+
+use std::{
+    collections::HashMap,
+    io::Write as _,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use crate::{
+    engine::EngineConfig,
+    event::TimedEvent,
+    pgn::read_games,
+    rules::RuleSet,
+    script::parse_script,
+    simulate::{Noise, SimOptions, simulate},
+};
+
+use self::{
+    actor::{BoardHandle, Feed, RunOptions},
+    board::{BoardState, RoundInfo},
+    config::{ConfigError, EventConfig, Player, Source, normalize_date},
+    hub::{EventId, Hub, Published},
+    journal::{Journal, JournalError},
+};
+
+/// Why the daemon cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The config file is unusable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A board's source cannot be used.
+    #[error("board {board}: source {source_text}: {message}")]
+    Source {
+        /// The board number.
+        board: u32,
+        /// The source as configured.
+        source_text: String,
+        /// Why.
+        message: String,
+    },
+    /// A hardware board, which this build cannot read yet.
+    #[error(
+        "board {board}: source {source_text}: serial boards are not yet supported in this build (use script: or pgn: to simulate one)"
+    )]
+    Unsupported {
+        /// The board number.
+        board: u32,
+        /// The source as configured.
+        source_text: String,
+    },
+    /// A journal cannot be read or written.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// A file or directory of the data directory.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// The listen address cannot be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// A bad command-line value.
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl DaemonError {
+    /// The process exit status: 2 for bad input, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            DaemonError::Config(_)
+            | DaemonError::Source { .. }
+            | DaemonError::Unsupported { .. }
+            | DaemonError::Usage(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// One board to run.
+#[derive(Debug, Clone)]
+pub struct BoardSpec {
+    /// The board number.
+    pub id: u32,
+    /// Its events.
+    pub feed: Feed,
+    /// The player with the white pieces.
+    pub white: Player,
+    /// The player with the black pieces.
+    pub black: Player,
+}
+
+/// Everything the daemon needs to start.
+#[derive(Debug, Clone)]
+pub struct DaemonSpec {
+    /// The round's broadcast tags.
+    pub round: RoundInfo,
+    /// How the engine reads the boards.
+    pub engine: EngineConfig,
+    /// The boards in broadcast order.
+    pub boards: Vec<BoardSpec>,
+    /// Where the journals and the token are kept.
+    pub data_dir: PathBuf,
+    /// The HTTP address.
+    pub listen: SocketAddr,
+    /// Simulated boards play this many times faster than their timestamps.
+    pub speed: f64,
+    /// Keep when each input entered (the load test's latency probe).
+    pub probe: bool,
+}
+
+/// A running daemon.
+#[derive(Debug)]
+pub struct Daemon {
+    /// The address the HTTP server listens on.
+    pub addr: SocketAddr,
+    /// The event hub.
+    pub hub: Arc<Hub>,
+    /// The boards.
+    pub boards: Arc<Vec<BoardHandle>>,
+    /// The arbiters' token.
+    pub token: String,
+    /// Where the token is kept.
+    pub token_path: PathBuf,
+    /// The token was created by this start.
+    pub token_created: bool,
+}
+
+/// Reads a board's source into the events it will play.
+pub fn feed_for(
+    board: u32,
+    source: &Source,
+    game: Option<usize>,
+    seed: u64,
+) -> Result<Feed, DaemonError> {
+    let fail = |message: String| DaemonError::Source {
+        board,
+        source_text: source.to_string(),
+        message,
+    };
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|e| fail(format!("{}: {e}", path.display())))
+    };
+    let events: Vec<TimedEvent> = match source {
+        Source::Script(path) => {
+            let text = read(path)?;
+            parse_script(&path.display().to_string(), &text)
+                .map_err(|e| fail(e.to_string()))?
+                .into_iter()
+                .map(|l| l.event)
+                .collect()
+        }
+        Source::Pgn(path) => {
+            let text = read(path)?;
+            let mut games = read_games(text.as_bytes()).map_err(|e| fail(e.to_string()))?;
+            if let Some(n) = game {
+                if n == 0 || n > games.len() {
+                    return Err(fail(format!(
+                        "the file has {} game(s), not a game {n}",
+                        games.len()
+                    )));
+                }
+                games = vec![games.swap_remove(n - 1)];
+            }
+            if games.is_empty() {
+                return Err(fail("the file has no game".into()));
+            }
+            simulate(&games, &sim_options(seed))
+        }
+        Source::Serial(_) | Source::Dgt(_) | Source::Millennium(_) | Source::Certabo(_) => {
+            return Err(DaemonError::Unsupported {
+                board,
+                source_text: source.to_string(),
+            });
+        }
+    };
+    Ok(Feed::Simulated(Arc::new(events)))
+}
+
+/// How a `pgn:` board is simulated: a human on a board that identifies
+/// pieces, pressing a clock after each move.
+pub fn sim_options(seed: u64) -> SimOptions {
+    SimOptions {
+        seed,
+        occupancy: false,
+        clock: true,
+        noise: Noise::Human,
+    }
+}
+
+/// The arbiters' token: read from `<data_dir>/token`, or created there
+/// (mode 0600) with 32 random bytes from the operating system.
+pub fn load_or_create_token(data_dir: &Path) -> Result<(String, PathBuf, bool), DaemonError> {
+    let path = data_dir.join("token");
+    let io = |source| DaemonError::Io {
+        path: path.clone(),
+        source,
+    };
+    if path.exists() {
+        let text = std::fs::read_to_string(&path).map_err(io)?;
+        let token = text.trim().to_owned();
+        if token.len() < 16 {
+            return Err(DaemonError::Usage(format!(
+                "{}: the token is shorter than 16 characters; delete the file to make a new one",
+                path.display()
+            )));
+        }
+        return Ok((token, path, false));
+    }
+    let mut bytes = [0u8; 32];
+    rand::TryRngCore::try_fill_bytes(&mut rand::rngs::OsRng, &mut bytes)
+        .map_err(|e| io(std::io::Error::other(e.to_string())))?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&path).map_err(io)?;
+    file.write_all(format!("{token}\n").as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(io)?;
+    Ok((token, path, true))
+}
+
+/// Starts the daemon on the current tokio runtime: replays the journals,
+/// starts the boards and the HTTP server.
+pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
+    if !(spec.speed.is_finite() && spec.speed > 0.0) {
+        return Err(DaemonError::Usage(format!(
+            "--speed must be a positive number, not {}",
+            spec.speed
+        )));
+    }
+    let dir = spec.data_dir.join("boards");
+    std::fs::create_dir_all(&dir).map_err(|source| DaemonError::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    let (token, token_path, token_created) = load_or_create_token(&spec.data_dir)?;
+    let round = Arc::new(spec.round.clone());
+    let mut replayed: Vec<Published> = Vec::new();
+    let mut max_g = 0;
+    let mut prepared = Vec::new();
+    for b in &spec.boards {
+        let path = dir.join(format!("{}.jsonl", b.id));
+        let opened = Journal::open(&path)?;
+        if let Some((line, text)) = &opened.dropped {
+            tracing::warn!(
+                "{}:{line}: dropped a torn last line (the daemon stopped while writing it): {text:?}",
+                path.display()
+            );
+        }
+        let mut state = BoardState::new(
+            b.id,
+            Arc::clone(&round),
+            spec.engine,
+            b.white.clone(),
+            b.black.clone(),
+        );
+        let Feed::Simulated(events) = &b.feed;
+        let mut played = 0usize;
+        for line in &opened.lines {
+            if line.entry.is_board_event() {
+                let expected = events.get(played);
+                if expected.is_some_and(|e| Some(e) != line.timed_event().as_ref()) {
+                    tracing::warn!(
+                        "{}:{}: the journal differs from the board's simulated events; it goes on after the journaled ones",
+                        path.display(),
+                        line.seq
+                    );
+                }
+                played += 1;
+            }
+            max_g = max_g.max(line.g);
+            for (k, p) in state.apply(line).into_iter().enumerate() {
+                replayed.push(Published {
+                    id: EventId {
+                        g: line.g,
+                        k: u32::try_from(k).unwrap_or(u32::MAX),
+                    },
+                    kind: p.kind,
+                    data: p.data.into(),
+                });
+            }
+        }
+        if !opened.lines.is_empty() {
+            tracing::info!(
+                board = b.id,
+                lines = opened.lines.len(),
+                moves = state.engine().game().ply(),
+                "journal replayed"
+            );
+        }
+        prepared.push((state, opened.journal, b.feed.clone()));
+    }
+    let hub = Hub::new(replayed, max_g, spec.probe);
+    let opts = RunOptions {
+        speed: spec.speed,
+        settle_ms: spec.engine.settle_ms,
+    };
+    let listener = tokio::net::TcpListener::bind(spec.listen)
+        .await
+        .map_err(|source| DaemonError::Bind {
+            addr: spec.listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| DaemonError::Bind {
+        addr: spec.listen,
+        source,
+    })?;
+    let boards: Vec<BoardHandle> = prepared
+        .into_iter()
+        .map(|(state, journal, feed)| actor::spawn(state, journal, Arc::clone(&hub), feed, opts))
+        .collect();
+    let boards = Arc::new(boards);
+    let index: HashMap<u32, usize> = boards.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
+    let app = http::AppState {
+        boards: Arc::clone(&boards),
+        index: Arc::new(index),
+        hub: Arc::clone(&hub),
+        token: token.clone().into(),
+        title: format!("{}, round {}", spec.round.event, spec.round.round).into(),
+    };
+    let router = http::router(app);
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            tracing::error!("HTTP server stopped: {e}");
+        }
+    });
+    Ok(Daemon {
+        addr,
+        hub,
+        boards,
+        token,
+        token_path,
+        token_created,
+    })
+}
+
+/// Options shared by `run` and `demo`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Where the journals and the token are kept.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// The HTTP address (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Simulated boards play this many times faster than their timestamps.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+}
+
+/// `eboard run`: the daemon for one event round.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// The event's config file (TOML; see pgn/event.example.toml).
+    #[arg(long)]
+    pub config: PathBuf,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// Overrides the config's event name.
+    #[arg(long)]
+    pub event: Option<String>,
+    /// Overrides the config's site.
+    #[arg(long)]
+    pub site: Option<String>,
+    /// Overrides the config's round.
+    #[arg(long)]
+    pub round: Option<String>,
+    /// Overrides the config's date (YYYY.MM.DD).
+    #[arg(long)]
+    pub date: Option<String>,
+    /// Overrides the config's rule set: standard, rapid or blitz.
+    #[arg(long, value_parser = clap::value_parser!(RuleSet))]
+    pub rules: Option<RuleSet>,
+    /// Overrides the config's time control (the TimeControl tag).
+    #[arg(long)]
+    pub time_control: Option<String>,
+    /// Overrides the config's settle time (ms).
+    #[arg(long)]
+    pub settle_ms: Option<u64>,
+}
+
+/// The daemon's spec from a config file and the flags that override it.
+pub fn spec_from_config(config: EventConfig, args: &RunArgs) -> Result<DaemonSpec, DaemonError> {
+    let date = match &args.date {
+        Some(d) => Some(normalize_date(d).map_err(DaemonError::Usage)?),
+        None => config.date.clone(),
+    };
+    let round = RoundInfo {
+        event: args.event.clone().unwrap_or(config.event.clone()),
+        site: args.site.clone().or(config.site.clone()),
+        date,
+        round: args
+            .round
+            .clone()
+            .or(config.round.clone())
+            .unwrap_or_else(|| "1".into()),
+        time_control: args.time_control.clone().or(config.time_control.clone()),
+    };
+    let defaults = EngineConfig::default();
+    let engine = EngineConfig {
+        settle_ms: args
+            .settle_ms
+            .or(config.settle_ms)
+            .unwrap_or(defaults.settle_ms),
+        rules: args.rules.or(config.rules).unwrap_or(defaults.rules),
+        ..defaults
+    };
+    let mut boards = Vec::new();
+    for b in &config.boards {
+        let id = b.id();
+        let feed = feed_for(id, &b.source, b.game, b.seed.unwrap_or(u64::from(id)))?;
+        boards.push(BoardSpec {
+            id,
+            feed,
+            white: b.white.clone(),
+            black: b.black.clone(),
+        });
+    }
+    Ok(DaemonSpec {
+        round,
+        engine,
+        boards,
+        data_dir: args
+            .serve
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("eboard-data")),
+        listen: args.serve.listen,
+        speed: args.serve.speed,
+        probe: false,
+    })
+}
+
+/// Logs to standard error (`RUST_LOG` filters; default `info`).
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, DaemonError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| DaemonError::Io {
+            path: PathBuf::from("<tokio runtime>"),
+            source,
+        })
+}
+
+/// Prints where the daemon listens and the token (the token only when it
+/// was just created: it is shown once).
+fn announce(d: &Daemon, data_dir: &Path) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "eboard: listening on http://{}/", d.addr);
+    let _ = writeln!(out, "eboard: dashboard: http://{}/", d.addr);
+    let _ = writeln!(out, "eboard: broadcast PGN: http://{}/round.pgn", d.addr);
+    let _ = writeln!(
+        out,
+        "eboard: journals in {}",
+        data_dir.join("boards").display()
+    );
+    if d.token_created {
+        let _ = writeln!(
+            out,
+            "eboard: arbiter token (shown once; kept in {}): {}",
+            d.token_path.display(),
+            d.token
+        );
+    } else {
+        let _ = writeln!(out, "eboard: arbiter token in {}", d.token_path.display());
+    }
+    let _ = out.flush();
+}
+
+async fn until_stopped() {
+    #[cfg(unix)]
+    {
+        let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+        match term {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Runs a daemon until it is stopped (Ctrl-C, SIGTERM). Every journal line
+/// is synced as it is written, so there is nothing to flush on the way out.
+pub fn serve(spec: DaemonSpec) -> Result<(), DaemonError> {
+    let data_dir = spec.data_dir.clone();
+    runtime()?.block_on(async move {
+        let daemon = start(spec).await?;
+        announce(&daemon, &data_dir);
+        until_stopped().await;
+        tracing::info!("stopping");
+        Ok(())
+    })
+}
+
+/// `eboard run`.
+pub fn run(args: &RunArgs) -> Result<(), DaemonError> {
+    init_tracing();
+    let config = EventConfig::load(&args.config)?;
+    let spec = spec_from_config(config, args)?;
+    serve(spec)
+}

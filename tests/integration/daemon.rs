@@ -1,0 +1,767 @@
+//! The daemon end to end: the built `eboard` binary runs as a child process
+//! on 127.0.0.1 with an ephemeral port, simulated boards play bundled games
+//! at high speed, and the tests read what it serves. Every wait is bounded
+//! in time, and no traffic leaves the loopback interface.
+
+use std::{
+    collections::HashMap,
+    io::{BufRead, BufReader, Read, Write},
+    net::TcpStream,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::mpsc,
+    time::{Duration, Instant},
+};
+
+use eboard::{
+    daemon::{journal::JournalLine, sim_options},
+    pgn::{ImportedGame, read_games},
+    simulate,
+};
+use rand::{Rng, SeedableRng};
+use shakmaty::san::SanPlus;
+
+use crate::util::root;
+
+// === the daemon as a child process ===
+
+struct Daemon {
+    child: Child,
+    addr: String,
+}
+
+impl Daemon {
+    /// Starts `eboard <args>` and waits (at most 60 s) until it listens.
+    fn start(args: &[&str]) -> Daemon {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_eboard"))
+            .args(args)
+            .args(["--listen", "127.0.0.1:0"])
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start eboard");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(rest) = line.strip_prefix("eboard: listening on http://") {
+                    let _ = tx.send(rest.trim_end_matches('/').to_owned());
+                }
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(addr) => addr,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("eboard {args:?} did not start listening within 60 s");
+            }
+        };
+        Daemon { child, addr }
+    }
+
+    /// SIGKILL: no chance to clean up.
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn get(&self, path: &str) -> Response {
+        http(&self.addr, "GET", path, &[], None)
+    }
+
+    fn json(&self, path: &str) -> serde_json::Value {
+        let r = self.get(path);
+        assert_eq!(r.status, 200, "GET {path}: {}", r.body);
+        serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("GET {path}: {e}: {}", r.body))
+    }
+
+    /// Polls `/boards` (at most `secs`) until `done` holds for every board.
+    fn wait_boards(
+        &self,
+        secs: u64,
+        done: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let boards = self.json("/boards");
+            if boards["boards"].as_array().unwrap().iter().all(&done) {
+                return boards;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "boards not done within {secs} s: {boards}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// === a small HTTP/1.1 client ===
+
+struct Response {
+    status: u16,
+    headers: HashMap<String, String>,
+    body: String,
+}
+
+fn connect(addr: &str) -> TcpStream {
+    assert!(addr.starts_with("127.0.0.1:"), "loopback only: {addr}");
+    let stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream
+}
+
+fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Response {
+    let mut stream = connect(addr);
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(b) = body {
+        req.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            b.len()
+        ));
+    }
+    req.push_str("\r\n");
+    req.push_str(body.unwrap_or(""));
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("end of headers");
+    let head = String::from_utf8_lossy(&raw[..end]).into_owned();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: HashMap<String, String> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let mut body = raw[end + 4..].to_vec();
+    if headers
+        .get("transfer-encoding")
+        .is_some_and(|t| t == "chunked")
+    {
+        let mut dechunked = Vec::new();
+        let mut rest = &body[..];
+        while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+            let size = usize::from_str_radix(std::str::from_utf8(&rest[..eol]).unwrap().trim(), 16)
+                .unwrap();
+            if size == 0 {
+                break;
+            }
+            dechunked.extend_from_slice(&rest[eol + 2..eol + 2 + size]);
+            rest = &rest[eol + 2 + size + 2..];
+        }
+        body = dechunked;
+    }
+    Response {
+        status,
+        headers,
+        body: String::from_utf8(body).unwrap(),
+    }
+}
+
+// === a server-sent-events client ===
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Sse {
+    id: String,
+    kind: String,
+    data: serde_json::Value,
+}
+
+struct SseReader {
+    stream: TcpStream,
+    raw: Vec<u8>,
+    body: Vec<u8>,
+    headers_done: bool,
+    pending: Sse,
+}
+
+impl SseReader {
+    fn open(addr: &str, last_event_id: Option<&str>) -> SseReader {
+        let mut stream = connect(addr);
+        stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut req =
+            format!("GET /events HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
+        if let Some(id) = last_event_id {
+            req.push_str(&format!("Last-Event-ID: {id}\r\n"));
+        }
+        req.push_str("\r\n");
+        stream.write_all(req.as_bytes()).unwrap();
+        SseReader {
+            stream,
+            raw: Vec::new(),
+            body: Vec::new(),
+            headers_done: false,
+            pending: Sse {
+                id: String::new(),
+                kind: String::new(),
+                data: serde_json::Value::Null,
+            },
+        }
+    }
+
+    /// The next event with an id, or `None` when none came before `deadline`.
+    fn next(&mut self, deadline: Instant) -> Option<Sse> {
+        loop {
+            while let Some(nl) = self.body.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.body.drain(..=nl).collect();
+                let line = String::from_utf8(line).unwrap();
+                let line = line.trim_end_matches('\n');
+                if line.is_empty() {
+                    let ev = std::mem::replace(
+                        &mut self.pending,
+                        Sse {
+                            id: String::new(),
+                            kind: String::new(),
+                            data: serde_json::Value::Null,
+                        },
+                    );
+                    if !ev.id.is_empty() {
+                        return Some(ev);
+                    }
+                } else if let Some(v) = line.strip_prefix("id: ") {
+                    self.pending.id = v.to_owned();
+                } else if let Some(v) = line.strip_prefix("event: ") {
+                    self.pending.kind = v.to_owned();
+                } else if let Some(v) = line.strip_prefix("data: ") {
+                    self.pending.data = serde_json::from_str(v).unwrap();
+                }
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            let mut buf = [0u8; 16384];
+            match self.stream.read(&mut buf) {
+                Ok(0) => return None,
+                Ok(n) => self.raw.extend_from_slice(&buf[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    continue;
+                }
+                Err(e) => panic!("reading events: {e}"),
+            }
+            if !self.headers_done {
+                let Some(end) = self.raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+                    continue;
+                };
+                let head = String::from_utf8_lossy(&self.raw[..end]).into_owned();
+                assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+                self.raw.drain(..end + 4);
+                self.headers_done = true;
+            }
+            while let Some(eol) = self.raw.windows(2).position(|w| w == b"\r\n") {
+                let size = usize::from_str_radix(
+                    std::str::from_utf8(&self.raw[..eol]).unwrap().trim(),
+                    16,
+                )
+                .unwrap();
+                if self.raw.len() < eol + 2 + size + 2 {
+                    break;
+                }
+                self.body
+                    .extend_from_slice(&self.raw[eol + 2..eol + 2 + size]);
+                self.raw.drain(..eol + 2 + size + 2);
+            }
+        }
+    }
+}
+
+fn id_key(id: &str) -> (u64, u32) {
+    let (g, k) = id.split_once('.').unwrap();
+    (g.parse().unwrap(), k.parse().unwrap())
+}
+
+// === the games ===
+
+fn demo_pgn() -> PathBuf {
+    root().join("pgn/demo-round.pgn")
+}
+
+fn demo_games() -> Vec<ImportedGame> {
+    read_games(std::fs::File::open(demo_pgn()).unwrap()).unwrap()
+}
+
+fn sans(game: &ImportedGame) -> Vec<String> {
+    let mut pos = game.start.clone();
+    game.moves
+        .iter()
+        .map(|&m| SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string())
+        .collect()
+}
+
+/// A config of `pgn:` boards: board `i + 1` plays game `games[i]` of the
+/// demo file.
+fn write_config(dir: &Path, games: &[usize]) -> PathBuf {
+    let mut text = String::from(
+        "event = \"Integration Open\"\nsite = \"Loopback\"\nround = \"5\"\ndate = \"2026.01.02\"\ntime_control = \"300\"\n",
+    );
+    for (i, g) in games.iter().enumerate() {
+        text.push_str(&format!(
+            "\n[[board]]\nid = {}\nsource = \"pgn:{}\"\ngame = {}\nwhite = {{ name = \"White {}\", fide_id = {} }}\nblack = {{ name = \"Black {}\" }}\n",
+            i + 1,
+            demo_pgn().display(),
+            g,
+            i + 1,
+            1000 + i,
+            i + 1
+        ));
+    }
+    let path = dir.join("event.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run_args<'a>(config: &'a Path, data: &'a Path, speed: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--config",
+        config.to_str().unwrap(),
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--speed",
+        speed,
+    ]
+}
+
+/// The moves per board that a stream of events describes.
+fn moves_from_events(events: &[Sse]) -> HashMap<u64, Vec<String>> {
+    let mut boards: HashMap<u64, Vec<String>> = HashMap::new();
+    for e in events {
+        let board = e.data["board"].as_u64().unwrap();
+        let moves = boards.entry(board).or_default();
+        match e.kind.as_str() {
+            "move" => {
+                let ply = e.data["ply"].as_u64().unwrap() as usize;
+                assert_eq!(
+                    ply,
+                    moves.len() + 1,
+                    "board {board}: move out of order: {e:?}"
+                );
+                moves.push(e.data["san"].as_str().unwrap().to_owned());
+            }
+            "retracted" => moves.truncate(e.data["ply"].as_u64().unwrap() as usize),
+            _ => {}
+        }
+    }
+    boards
+}
+
+// === the tests ===
+
+#[test]
+fn round_pgn_and_events_follow_the_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let picks = [1, 4, 6, 7];
+    let config = write_config(dir.path(), &picks);
+    let data = dir.path().join("data");
+    let games = demo_games();
+    let d = Daemon::start(&run_args(&config, &data, "40"));
+
+    // Every event from the first one (the log replays what came before
+    // the connection).
+    let mut sse = SseReader::open(&d.addr, Some("0"));
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut events = Vec::new();
+    // Until every board played all its events (a clock report may come
+    // after the result).
+    let mut ended = 0;
+    while ended < picks.len() {
+        let e = sse
+            .next(deadline)
+            .unwrap_or_else(|| panic!("events stopped after {} ({ended} ended)", events.len()));
+        if e.kind == "connection" && e.data["state"] == "ended" {
+            ended += 1;
+        }
+        events.push(e);
+    }
+    assert!(
+        events
+            .windows(2)
+            .all(|w| id_key(&w[0].id) < id_key(&w[1].id)),
+        "ids increase"
+    );
+    let by_board = moves_from_events(&events);
+    for (i, &g) in picks.iter().enumerate() {
+        assert_eq!(
+            by_board[&(i as u64 + 1)],
+            sans(&games[g - 1]),
+            "board {}",
+            i + 1
+        );
+    }
+
+    // The broadcast PGN: every game, in board order, completed moves only
+    // (all of them, the games are over), with the round's tags.
+    let r = d.get("/round.pgn");
+    assert_eq!(r.status, 200);
+    let parsed = read_games(r.body.as_bytes()).unwrap();
+    assert_eq!(parsed.len(), picks.len(), "{}", r.body);
+    for (i, &g) in picks.iter().enumerate() {
+        assert_eq!(sans(&parsed[i]), sans(&games[g - 1]), "board {}", i + 1);
+        assert_eq!(parsed[i].result, games[g - 1].result);
+        let tag = |n: &str| {
+            parsed[i]
+                .tags
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(tag("Round"), Some(format!("5.{}", i + 1)));
+        assert_eq!(tag("White"), Some(format!("White {}", i + 1)));
+        assert_eq!(tag("WhiteFideId"), Some(format!("{}", 1000 + i)));
+        assert_eq!(tag("Event").as_deref(), Some("Integration Open"));
+        assert_eq!(tag("Date").as_deref(), Some("2026.01.02"));
+    }
+    assert!(r.body.contains("{[%clk "), "clocks");
+    let etag = r.headers["etag"].clone();
+    let again = http(
+        &d.addr,
+        "GET",
+        "/round.pgn",
+        &[("If-None-Match", &etag)],
+        None,
+    );
+    assert_eq!(again.status, 304);
+    let one = d.get("/boards/2.pgn");
+    assert_eq!(
+        sans(&read_games(one.body.as_bytes()).unwrap()[0]),
+        sans(&games[3])
+    );
+
+    // Resuming after an event gives exactly the events after it.
+    let mid = events.len() / 2;
+    let mut resumed = SseReader::open(&d.addr, Some(&events[mid].id));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for (n, expected) in events[mid + 1..].iter().enumerate() {
+        let got = resumed
+            .next(deadline)
+            .unwrap_or_else(|| panic!("resumed stream ended at {n}"));
+        assert_eq!(&got, expected);
+    }
+
+    // And after a crash and restart too: the ids come from the journals.
+    d.kill();
+    let d = Daemon::start(&run_args(&config, &data, "40"));
+    let mut resumed = SseReader::open(&d.addr, Some(&events[mid].id));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for (n, expected) in events[mid + 1..].iter().enumerate() {
+        let got = resumed
+            .next(deadline)
+            .unwrap_or_else(|| panic!("stream after restart ended at {n}"));
+        assert_eq!(&got, expected);
+    }
+    assert_eq!(d.get("/round.pgn").body, r.body);
+}
+
+const SCRIPT: &str = "\
+@1000 lift e2
+@1300 place e4 P
+@1500 press white
+@1520 clock 0:04:58 0:05:00
+@3000 lift e7
+@3300 place e5 p
+@3500 press black
+@3520 clock 0:04:58 0:04:57
+@5000 lift g1
+@5300 place f3 N
+@5500 press white
+@5520 clock 0:04:50 0:04:57
+";
+
+#[test]
+fn actions_need_the_token_and_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("board.board");
+    std::fs::write(&script, SCRIPT).unwrap();
+    let config = dir.path().join("event.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "event = \"Token Cup\"\n[[board]]\nid = 1\nsource = \"script:{}\"\nwhite = {{ name = \"A\" }}\nblack = {{ name = \"B\" }}\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let d = Daemon::start(&run_args(&config, &data, "10"));
+    d.wait_boards(30, |b| b["connection"] == "ended");
+    let journal = data.join("boards/1.jsonl");
+    let before = std::fs::read(&journal).unwrap();
+    let pgn_before = d.get("/boards/1.pgn").body;
+    assert!(pgn_before.contains("2. Nf3"), "{pgn_before}");
+
+    let token_file = data.join("token");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let token = std::fs::read_to_string(&token_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let bearer = format!("Bearer {token}");
+    let wrong = format!("Bearer {}x", &token[..token.len() - 1]);
+    let post = |headers: &[(&str, &str)], body: &str| {
+        http(&d.addr, "POST", "/boards/1/actions", headers, Some(body))
+    };
+
+    for headers in [
+        vec![],
+        vec![("Authorization", wrong.as_str())],
+        vec![("Authorization", token.as_str())],
+    ] {
+        let r = post(&headers, r#"{"action":"resign","side":"white"}"#);
+        assert_eq!(r.status, 401, "{headers:?}: {}", r.body);
+    }
+    let r = post(&[], "not even json");
+    assert_eq!(r.status, 401);
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        before,
+        "refused actions journal nothing"
+    );
+    assert_eq!(d.get("/boards/1.pgn").body, pgn_before);
+
+    let auth = [("Authorization", bearer.as_str())];
+    assert_eq!(post(&auth, r#"{"action":"ack","alert":9}"#).status, 409);
+    assert_eq!(post(&auth, r#"{"action":"fly"}"#).status, 400);
+    assert_eq!(
+        http(
+            &d.addr,
+            "POST",
+            "/boards/7/actions",
+            &auth,
+            Some(r#"{"action":"draw"}"#)
+        )
+        .status,
+        404
+    );
+    assert_eq!(std::fs::read(&journal).unwrap(), before);
+
+    let r = post(&auth, r#"{"action":"undo"}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = post(
+        &auth,
+        r#"{"action":"players","white":{"name":"Tester, One","fide_id":42,"title":"IM"}}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = post(&auth, r#"{"action":"resign","side":"black"}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(post(&auth, r#"{"action":"draw"}"#).status, 409, "game over");
+
+    let pgn = d.get("/boards/1.pgn").body;
+    let game = &read_games(pgn.as_bytes()).unwrap()[0];
+    assert_eq!(sans(game), ["e4", "e5"]);
+    assert!(pgn.contains("[White \"Tester, One\"]"), "{pgn}");
+    assert!(pgn.contains("[WhiteFideId \"42\"]"), "{pgn}");
+    assert!(
+        pgn.contains("[Result \"0-1\"]") || pgn.contains("[Result \"1-0\"]"),
+        "{pgn}"
+    );
+    assert!(pgn.contains("[Result \"1-0\"]"), "black resigned: {pgn}");
+    let lines = std::fs::read_to_string(&journal).unwrap();
+    assert_eq!(
+        lines
+            .lines()
+            .filter(|l| l.contains("\"type\":\"action\""))
+            .count(),
+        3
+    );
+
+    d.kill();
+    let d = Daemon::start(&run_args(&config, &data, "10"));
+    assert_eq!(d.get("/boards/1.pgn").body, pgn);
+    let detail = d.json("/boards/1");
+    assert_eq!(detail["actions"].as_array().unwrap().len(), 3);
+    assert_eq!(detail["result"], "1-0");
+    assert_eq!(
+        std::fs::read_to_string(&journal).unwrap(),
+        lines,
+        "a restart journals nothing new"
+    );
+}
+
+#[test]
+fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let picks: Vec<usize> = (1..=8).collect();
+    let config = write_config(dir.path(), &picks);
+    let data = dir.path().join("data");
+    let games = demo_games();
+    let seed: u64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("crash test seed {seed}");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let kills = 24;
+    for _ in 0..kills {
+        let d = Daemon::start(&run_args(&config, &data, "15"));
+        std::thread::sleep(Duration::from_millis(rng.random_range(60..450)));
+        d.kill();
+    }
+    let d = Daemon::start(&run_args(&config, &data, "15"));
+    d.wait_boards(120, |b| b["connection"] == "ended");
+    for (i, &g) in picks.iter().enumerate() {
+        let id = i + 1;
+        let game = &games[g - 1];
+        let detail = d.json(&format!("/boards/{id}"));
+        let played: Vec<String> = detail["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["san"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(played, sans(game), "board {id}");
+        assert_eq!(detail["result"], game.result.as_str(), "board {id}");
+
+        // The journal holds the board's simulated events exactly once each,
+        // in order.
+        let expected = simulate(std::slice::from_ref(game), &sim_options(id as u64));
+        let text = std::fs::read_to_string(data.join(format!("boards/{id}.jsonl"))).unwrap();
+        let lines: Vec<JournalLine> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(lines.iter().enumerate().all(|(n, l)| l.seq == n as u64 + 1));
+        let journaled: Vec<_> = lines.iter().filter_map(JournalLine::timed_event).collect();
+        assert_eq!(journaled.len(), expected.len(), "board {id}");
+        assert!(
+            journaled == expected,
+            "board {id}: journaled events differ from the simulation"
+        );
+    }
+    // The global numbers never repeat across boards.
+    let mut gs: Vec<u64> = Vec::new();
+    for id in 1..=8 {
+        let text = std::fs::read_to_string(data.join(format!("boards/{id}.jsonl"))).unwrap();
+        gs.extend(
+            text.lines()
+                .map(|l| serde_json::from_str::<JournalLine>(l).unwrap().g),
+        );
+    }
+    let n = gs.len();
+    gs.sort_unstable();
+    gs.dedup();
+    assert_eq!(gs.len(), n, "global numbers are unique");
+}
+
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in ["chromium", "chromium-browser"] {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn dashboard_shows_a_move_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!("notice: chromium is not installed; the dashboard browser test is skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let d = Daemon::start(&[
+        "demo",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--speed",
+        "10",
+    ]);
+    d.wait_boards(60, |b| b["id"] != 1 || b["ply"].as_u64().unwrap_or(0) >= 2);
+    // Plain --dump-dom, no virtual time budget: headless Chromium holds
+    // virtual time while a fetch is open, and the page's event stream never
+    // closes. The page carries the boards' state, so the dump after load
+    // shows the moves played so far.
+    let profile = dir.path().join("profile");
+    let mut child = Command::new(&browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-dev-shm-usage",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("http://{}/", d.addr))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromium");
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut dom = String::new();
+        let _ = stdout.read_to_string(&mut dom);
+        let _ = tx.send(dom);
+    });
+    let dom = match rx.recv_timeout(Duration::from_secs(90)) {
+        Ok(dom) => dom,
+        Err(_) => {
+            let _ = child.kill();
+            panic!("chromium did not dump the page within 90 s");
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let marker = "id=\"last-1\">";
+    let start = dom
+        .find(marker)
+        .unwrap_or_else(|| panic!("no board 1 on the page:\n{dom}"))
+        + marker.len();
+    let text = &dom[start..start + dom[start..].find('<').unwrap()];
+    // "12. Nf3" or "12... Nf6": a move of board 1's game.
+    let san = text.split_whitespace().last().unwrap_or("");
+    let game = &demo_games()[0];
+    assert!(
+        sans(game).iter().any(|s| s == san),
+        "board 1 on the page shows '{text}', not a move of its game"
+    );
+    assert!(dom.contains("Morphy, Paul"), "players on the page");
+}
