@@ -394,7 +394,8 @@ impl Engine {
     /// A board state no move explains that stands longer than a move in
     /// progress would: pieces displaced or knocked over (Art. 7.4, 7.6).
     fn check_displaced(&mut self, t: Millis) {
-        if !self.config.arbiter {
+        // An irregularity already reported waits for its own restoration.
+        if !self.config.arbiter || self.irregular.is_some() {
             return;
         }
         let Some((since, false)) = self.unexplained else {
