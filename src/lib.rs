@@ -6,7 +6,7 @@
 //! reports), [`script`] (the board-script text form of events), [`engine`]
 //! (the pure reconstruction engine, with [`sensed`] and [`matcher`]), [`game`]
 //! and [`alert`] (what it records), [`pgn`] (the PGN writer and reader),
-//! [`simulate`] (board sessions made from PGN games, for tests), [`replay`]
+//! [`simulate`](mod@simulate) (board sessions made from PGN games, for tests), [`replay`]
 //! (a whole script through the engine), [`daemon`] (many boards, journals,
 //! live PGN and the arbiters' dashboard). Real boards: [`protocol`] (the byte
 //! codecs), [`transport`] (serial ports, live reading, captures) and

@@ -6,7 +6,7 @@
 //! The decision procedure is Miguel Ambrona's Chess Unwinnability Analyzer
 //! (CHA) as implemented by the `chasolver` crate. chasolver is built on the
 //! `chess` crate, so every position is copied square by square from shakmaty
-//! into a `chess::Board` (see [`SolverBoard`]) and every helpmate line it
+//! into a `chess::Board` (see `SolverBoard`) and every helpmate line it
 //! returns is replayed and checked with shakmaty before it is reported.
 //!
 //! Three answers only: [`Verdict::Yes`] comes with a checked helpmate line,
