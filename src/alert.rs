@@ -48,6 +48,9 @@ pub enum AlertKind {
     /// (A.5.2 in rapid and blitz: the illegal move stands once the opponent
     /// has moved; in standard play the arbiter must still restore, 7.5.1).
     IllegalMoveStands,
+    /// The position on the board cannot arise in a game: both kings in
+    /// check, or a pawn on its first or last rank (A.5.4).
+    IllegalPosition,
     /// Both kings were put on the centre squares: the way players at
     /// DGT-equipped events signal a result; never read as moves.
     ResultSignal,
@@ -82,6 +85,7 @@ impl AlertKind {
             AlertKind::DisplacedPieces => "displaced_pieces",
             AlertKind::TouchMove => "touch_move",
             AlertKind::IllegalMoveStands => "illegal_move_stands",
+            AlertKind::IllegalPosition => "illegal_position",
             AlertKind::ResultSignal => "result_signal",
         }
     }

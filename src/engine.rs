@@ -667,7 +667,41 @@ impl Engine {
             ),
         };
         self.alert(AlertKind::IllegalMoveStands, offender, message);
+        self.check_illegal_position(offender);
         self.record(&[reply], made_at, basis);
+    }
+
+    /// Both kings in check, or a pawn on its first or last rank, after an
+    /// illegal move play went on from (A.5.4 in rapid and blitz; in standard
+    /// play the arbiter must intervene at once).
+    fn check_illegal_position(&mut self, offender: Option<Color>) {
+        let pos = self.game().position();
+        let board = pos.board();
+        let occupied = board.occupied();
+        let in_check = |c: Color| {
+            board
+                .king_of(c)
+                .is_some_and(|k| board.attacks_to(k, !c, occupied).any())
+        };
+        let pawn_on_edge = (board.pawns() & shakmaty::Bitboard::BACKRANKS).first();
+        let what = if in_check(Color::White) && in_check(Color::Black) {
+            "both kings are in check".to_owned()
+        } else if let Some(sq) = pawn_on_edge {
+            format!("a pawn stands on {sq}, a rank no pawn can be on")
+        } else {
+            return;
+        };
+        let ruling = match self.rules().set {
+            RuleSet::Rapid | RuleSet::Blitz => {
+                "wait until the next move is completed; if the illegal position is still on the board, the game is drawn (A.5.4)"
+            }
+            RuleSet::Standard => "the arbiter must intervene at once (Art. 7.5.1)",
+        };
+        let message = format!("illegal position on the board: {what}");
+        self.alert(AlertKind::IllegalPosition, offender, message);
+        if let Some(last) = self.game_mut().alerts.last_mut() {
+            last.ruling = Some(ruling.to_owned());
+        }
     }
 
     /// The board is back in step after an irregularity: the position before

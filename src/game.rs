@@ -266,12 +266,13 @@ impl Game {
     /// the one it left on the board.
     pub(crate) fn push_illegal(&mut self, mv: Move, made_at: Millis, basis: u64) {
         let before = self.position().clone();
-        let san = SanPlus {
-            san: shakmaty::san::San::from_move(&before, mv),
-            suffix: None,
-        };
+        let san = shakmaty::san::San::from_move(&before, mv);
         let mut pos = before;
         pos.play_unchecked(mv);
+        let san = SanPlus {
+            san,
+            suffix: shakmaty::san::Suffix::from_position(&pos),
+        };
         self.stuck = pos.legal_moves().is_empty();
         self.keys.push(position_key(&pos));
         self.positions.push(pos);
