@@ -28,6 +28,13 @@ pub enum Feed {
     /// A simulated board: these events, played at the pace of their
     /// timestamps (divided by the speed).
     Simulated(Arc<Vec<TimedEvent>>),
+    /// A board on a serial port, read live (with reconnection).
+    Live {
+        /// The port.
+        port: String,
+        /// The board family.
+        protocol: crate::transport::Protocol,
+    },
 }
 
 /// An action that was journaled and applied.
@@ -104,6 +111,7 @@ pub fn spawn(
     let (tx, rx) = mpsc::channel(64);
     let (snap_tx, snap_rx) = watch::channel(state.snapshot());
     let id = state.id();
+    let mut reader = None;
     let sim = match feed {
         Feed::Simulated(events) => {
             let next = state.board_events().min(events.len());
@@ -114,6 +122,27 @@ pub fn spawn(
                 anchor: (Instant::now(), state.last_at()),
                 tick: (next > 0).then(|| state.last_at() + opts.settle_ms),
                 settle: opts.settle_ms,
+                live: false,
+            }
+        }
+        Feed::Live { port, protocol } => {
+            match crate::transport::spawn_board(crate::transport::BoardConfig::new(
+                port.clone(),
+                protocol,
+            )) {
+                Ok(handle) => reader = Some(handle),
+                Err(e) => tracing::error!(board = id, "cannot read {port}: {e}"),
+            }
+            // A live board's times continue the journal's: the reader's
+            // clock starts at zero with this run.
+            Sim {
+                events: Arc::new(Vec::new()),
+                next: 0,
+                speed: 1.0,
+                anchor: (Instant::now(), state.last_at()),
+                tick: None,
+                settle: opts.settle_ms,
+                live: true,
             }
         }
     };
@@ -122,6 +151,7 @@ pub fn spawn(
         journal: Some(journal),
         hub,
         sim,
+        reader,
         snapshot: snap_tx,
         rx,
         failed: false,
@@ -143,6 +173,8 @@ struct Sim {
     /// The board time at which the engine should look at a settled state.
     tick: Option<Millis>,
     settle: Millis,
+    /// A live board never ends by itself.
+    live: bool,
 }
 
 enum Step {
@@ -168,9 +200,8 @@ impl Sim {
             (Some(t), Some(a)) if t < a => Some((self.wall(t), Step::Tick(t))),
             (Some(t), None) => Some((self.wall(t), Step::Tick(t))),
             (_, Some(a)) => Some((self.wall(a), Step::Event)),
-            (None, None) => {
-                (state.connection() != Connection::Ended).then(|| (Instant::now(), Step::End))
-            }
+            (None, None) => (!self.live && state.connection() != Connection::Ended)
+                .then(|| (Instant::now(), Step::End)),
         }
     }
 }
@@ -180,6 +211,7 @@ struct Actor {
     journal: Option<Journal>,
     hub: Arc<Hub>,
     sim: Sim,
+    reader: Option<crate::transport::BoardHandle>,
     snapshot: watch::Sender<Snapshot>,
     rx: mpsc::Receiver<Command>,
     failed: bool,
@@ -204,6 +236,9 @@ impl Actor {
                     if let Some((_, step)) = step {
                         self.step(step).await;
                     }
+                }
+                msg = recv_live(&mut self.reader), if self.reader.is_some() && !self.failed => {
+                    self.live(msg).await;
                 }
             }
         }
@@ -309,6 +344,42 @@ impl Actor {
         }
     }
 
+    /// What the live reader reported: events are journaled at the board's
+    /// time (continuing the journal's), connection changes when they change.
+    async fn live(&mut self, msg: Option<crate::transport::BoardMessage>) {
+        use crate::transport::{BoardMessage, ConnectionState};
+        let entered = std::time::Instant::now();
+        let offset = self.sim.anchor.1;
+        match msg {
+            None => self.reader = None,
+            Some(BoardMessage::Event(ev)) => {
+                let at = (offset + ev.at).max(self.state.last_at());
+                if self
+                    .write_apply(Entry::from_event(&ev.event), at, entered)
+                    .await
+                    && matches!(
+                        ev.event,
+                        BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_)
+                    )
+                {
+                    self.sim.tick = Some(at + self.sim.settle);
+                }
+            }
+            Some(BoardMessage::Connection { state, .. }) => {
+                let state = match state {
+                    ConnectionState::Connected => Connection::Connected,
+                    _ => Connection::Disconnected,
+                };
+                if self.state.connection() != state {
+                    let at = self.state.last_at();
+                    self.write_apply(Entry::Connection { state }, at, entered)
+                        .await;
+                }
+            }
+            Some(other) => tracing::info!(board = self.state.id(), "{other:?}"),
+        }
+    }
+
     /// Journals an entry, then applies and publishes it.
     async fn write_apply(&mut self, entry: Entry, at: Millis, entered: std::time::Instant) -> bool {
         match self.write(entry, at, entered).await {
@@ -373,6 +444,15 @@ impl Actor {
             self.snapshot.send_replace(self.state.snapshot());
         }
         self.hub.publish(ticket, payloads);
+    }
+}
+
+async fn recv_live(
+    reader: &mut Option<crate::transport::BoardHandle>,
+) -> Option<crate::transport::BoardMessage> {
+    match reader {
+        Some(r) => r.recv().await,
+        None => std::future::pending().await,
     }
 }
 

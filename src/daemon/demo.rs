@@ -223,7 +223,9 @@ mod tests {
         assert_eq!(games.len(), 8);
         let boards = demo_boards().unwrap();
         for (b, game) in boards.iter().zip(&games) {
-            let Feed::Simulated(events) = &b.feed;
+            let Feed::Simulated(events) = &b.feed else {
+                panic!("demo boards are simulated");
+            };
             assert!(
                 events.windows(2).all(|w| w[0].at <= w[1].at),
                 "board {}",

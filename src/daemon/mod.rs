@@ -203,7 +203,18 @@ pub fn feed_for(
             }
             simulate(&games, &sim_options(seed))
         }
-        Source::Serial(_) | Source::Dgt(_) | Source::Millennium(_) | Source::Certabo(_) => {
+        Source::Dgt(port) | Source::Millennium(port) | Source::Certabo(port) => {
+            let protocol = match source {
+                Source::Dgt(_) => crate::transport::Protocol::Dgt,
+                Source::Millennium(_) => crate::transport::Protocol::Millennium,
+                _ => crate::transport::Protocol::Certabo,
+            };
+            return Ok(Feed::Live {
+                port: port.clone(),
+                protocol,
+            });
+        }
+        Source::Serial(_) => {
             return Err(DaemonError::Unsupported {
                 board,
                 source_text: source.to_string(),
@@ -293,11 +304,14 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
             b.white.clone(),
             b.black.clone(),
         );
-        let Feed::Simulated(events) = &b.feed;
+        let simulated: &[TimedEvent] = match &b.feed {
+            Feed::Simulated(events) => events,
+            Feed::Live { .. } => &[],
+        };
         let mut played = 0usize;
         for line in &opened.lines {
             if line.entry.is_board_event() {
-                let expected = events.get(played);
+                let expected = simulated.get(played);
                 if expected.is_some_and(|e| Some(e) != line.timed_event().as_ref()) {
                     tracing::warn!(
                         "{}:{}: the journal differs from the board's simulated events; it goes on after the journaled ones",

@@ -765,3 +765,67 @@ fn dashboard_shows_a_move_in_headless_chromium() {
     );
     assert!(dom.contains("Morphy, Paul"), "players on the page");
 }
+
+/// A hardware source: the daemon reads a virtual DGT board on a
+/// pseudo-terminal through the live serial path, and the broadcast PGN is
+/// the game played on it, with its clock times.
+#[test]
+fn dgt_source_reads_a_virtual_board() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("vdgt");
+    let mut board = Command::new(env!("CARGO_BIN_EXE_eboard"))
+        .args([
+            "virtual-board",
+            "pgn/opera-game.pgn",
+            "--pgn",
+            "--protocol",
+            "dgt",
+        ])
+        .args(["--speed", "20", "--link", link.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the virtual board");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !link.exists() {
+        assert!(Instant::now() < deadline, "the virtual board did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let config = dir.path().join("event.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "event = \"Live\"\n\n[[board]]\nid = 1\nsource = \"dgt:{}\"\nwhite = {{ name = \"Morphy\" }}\nblack = {{ name = \"Allies\" }}\n",
+            link.display()
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let d = Daemon::start(&[
+        "run",
+        "--config",
+        config.to_str().unwrap(),
+        "--data-dir",
+        data.to_str().unwrap(),
+    ]);
+    d.wait_boards(90, |b| b["termination"] == "checkmate");
+    let pgn = d.get("/round.pgn").body;
+    let _ = board.kill();
+    let _ = board.wait();
+    let games = eboard::pgn::read_games(pgn.as_bytes()).unwrap();
+    let expected = eboard::pgn::read_games(
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pgn/opera-game.pgn"),
+        )
+        .unwrap()
+        .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(games.len(), 1);
+    assert_eq!(games[0].moves, expected[0].moves);
+    assert!(
+        games[0].clocks.iter().all(Option::is_some),
+        "every move has its clock"
+    );
+}
