@@ -248,31 +248,32 @@ impl Game {
     pub(crate) fn push_move(&mut self, mv: Move, made_at: Millis, basis: u64) {
         let mut pos = self.position().clone();
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, mv);
-        self.stuck = pos.legal_moves().is_empty();
-        self.keys.push(position_key(&pos));
-        self.positions.push(pos);
-        self.bases.push(basis);
-        self.moves.push(RecordedMove {
-            mv,
-            san,
-            made_at,
-            completed_at: None,
-            clock: None,
-            illegal: false,
-        });
+        self.push(mv, san, pos, made_at, basis, false);
     }
 
     /// Appends an illegal move that play continued from: the position is
     /// the one it left on the board.
     pub(crate) fn push_illegal(&mut self, mv: Move, made_at: Millis, basis: u64) {
-        let before = self.position().clone();
-        let san = shakmaty::san::San::from_move(&before, mv);
-        let mut pos = before;
+        let mut pos = self.position().clone();
+        let san = shakmaty::san::San::from_move(&pos, mv);
         pos.play_unchecked(mv);
         let san = SanPlus {
             san,
             suffix: shakmaty::san::Suffix::from_position(&pos),
         };
+        self.push(mv, san, pos, made_at, basis, true);
+    }
+
+    /// Appends a move with its SAN and the position after it.
+    fn push(
+        &mut self,
+        mv: Move,
+        san: SanPlus,
+        pos: Chess,
+        made_at: Millis,
+        basis: u64,
+        illegal: bool,
+    ) {
         self.stuck = pos.legal_moves().is_empty();
         self.keys.push(position_key(&pos));
         self.positions.push(pos);
@@ -281,9 +282,10 @@ impl Game {
             mv,
             san,
             made_at,
-            completed_at: Some(made_at),
+            // An illegal move play went on from was completed before.
+            completed_at: illegal.then_some(made_at),
             clock: None,
-            illegal: true,
+            illegal,
         });
     }
 
