@@ -161,24 +161,3 @@ fn event() -> impl Strategy<Value = (u64, BoardEvent)> {
     ];
     (prop_oneof![Just(0u64), 0u64..100, 100u64..1000], ev)
 }
-
-/// Writes the script and replay of a failing case to /tmp (debugging aid).
-#[test]
-#[ignore]
-fn dump_case() {
-    let text = std::fs::read_to_string("/tmp/case.txt").unwrap();
-    let parts: Vec<&str> = text.split_whitespace().collect();
-    let games: Vec<Vec<u16>> = serde_json::from_str(&parts[0].replace(",]", "]")).unwrap();
-    let games: Vec<ImportedGame> = games.iter().map(|c| random_game(c)).collect();
-    let opts = SimOptions {
-        seed: parts[1].parse().unwrap(),
-        occupancy: parts[2] == "true",
-        clock: parts[3] == "true",
-        noise: parts[4].to_lowercase().parse().unwrap(),
-    };
-    let script = write_script(&simulate(&games, &opts));
-    std::fs::write("/tmp/case.board", &script).unwrap();
-    for g in &games {
-        eprintln!("{}", sans(g).join(" "));
-    }
-}
