@@ -403,7 +403,14 @@ impl Journal {
                         message,
                     });
                 }
-                Ok(_) => unreachable!("a line without newline is the last"),
+                // A line without its newline is always the last one.
+                Ok(_) => {
+                    return Err(JournalError::Corrupt {
+                        path: path.to_owned(),
+                        line: number,
+                        message: "a line without its end".to_owned(),
+                    });
+                }
             }
             start = next;
         }
