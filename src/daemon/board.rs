@@ -237,15 +237,20 @@ impl BoardState {
         out
     }
 
-    /// Lets time pass to `at` without journaling anything; returns the
-    /// events the engine derived (a settled board state read). When there
-    /// are any, the caller journals a `tick` line at `at` before publishing
-    /// them, so that a replay derives them at the same place.
-    pub fn tick(&mut self, at: Millis) -> Vec<Payload> {
+    /// Lets time pass to `at` without journaling anything, if the engine
+    /// has something due by then ([`Engine::next_deadline`]). Returns
+    /// `None` when nothing was due (nothing changed); otherwise the events
+    /// derived, perhaps none, and the caller journals a `tick` line at `at`
+    /// before publishing them, so that a replay reads the board at the same
+    /// moment.
+    pub fn tick(&mut self, at: Millis) -> Option<Vec<Payload>> {
+        if self.engine.next_deadline().is_none_or(|due| due > at) {
+            return None;
+        }
         self.engine.advance_to(at);
         let mut out = Vec::new();
         self.derive(&mut out);
-        out
+        Some(out)
     }
 
     /// Notes a `tick` line that [`BoardState::tick`] already applied.
@@ -741,7 +746,9 @@ mod tests {
             ["move", "completed", "clock", "move", "completed", "clock"]
         );
         // The third move stands but has not settled in the fold yet; a tick does it.
-        let out = s.tick(5300 + 150);
+        assert_eq!(s.engine().next_deadline(), Some(5300 + 150));
+        assert!(s.tick(5300 + 149).is_none(), "nothing is due yet");
+        let out = s.tick(5300 + 150).unwrap();
         assert_eq!(out[0].kind, "move");
         let snap = s.snapshot();
         assert!(snap.pgn.contains("[Round \"2.4\"]"), "{}", snap.pgn);

@@ -344,10 +344,7 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         prepared.push((state, opened.journal, b.feed.clone()));
     }
     let hub = Hub::new(replayed, max_g, spec.probe);
-    let opts = RunOptions {
-        speed: spec.speed,
-        settle_ms: spec.engine.settle_ms,
-    };
+    let opts = RunOptions { speed: spec.speed };
     let listener = tokio::net::TcpListener::bind(spec.listen)
         .await
         .map_err(|source| DaemonError::Bind {
