@@ -209,25 +209,22 @@ impl BoardState {
                     action: action.clone(),
                 });
             }
-            entry => {
+            Entry::Event(event) => {
                 self.board_events += 1;
-                // Lines were checked when the journal was read or written.
-                if let Ok(Some(event)) = entry.to_event() {
-                    // A clock report sets the time of the last completed
-                    // move, a tag changes the tags: the broadcast changes.
-                    if !matches!(
-                        event,
-                        BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_)
-                    ) {
-                        self.pgn_dirty = true;
-                    }
-                    if let BoardEvent::Clock(white, black) = event {
-                        self.clock = Some((white, black));
-                        extra
-                            .push(self.payload("clock", json!({ "white": white, "black": black })));
-                    }
-                    self.push(TimedEvent { at: line.at, event }, &mut extra);
+                // A clock report sets the time of the last completed move, a
+                // tag changes the tags: the broadcast changes.
+                if !matches!(
+                    event,
+                    BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_)
+                ) {
+                    self.pgn_dirty = true;
                 }
+                if let BoardEvent::Clock(white, black) = *event {
+                    self.clock = Some((white, black));
+                    extra.push(self.payload("clock", json!({ "white": white, "black": black })));
+                }
+                let event = event.clone();
+                self.push(TimedEvent { at: line.at, event }, &mut extra);
             }
         }
         self.seq = line.seq;
@@ -323,8 +320,7 @@ impl BoardState {
                     Ok(())
                 }
             }
-            Action::Result { result, note } => {
-                parse_result(result)?;
+            Action::Result { note, .. } => {
                 if note.as_ref().is_some_and(|n| n.len() > 2000) {
                     return Err(ActionError::Invalid(
                         "the note is longer than 2000 bytes".into(),
@@ -383,13 +379,11 @@ impl BoardState {
             Action::Draw => self.push(ev(BoardEvent::Draw), extra),
             Action::Flag { side } => self.push(ev(BoardEvent::Flag((*side).into())), extra),
             Action::Result { result, note } => {
-                if let Ok(outcome) = parse_result(result) {
-                    if let Some(note) = note {
-                        self.notes
-                            .push((self.engine.games().len() - 1, note.clone()));
-                    }
-                    self.push(ev(BoardEvent::Result(outcome)), extra);
+                if let Some(note) = note {
+                    self.notes
+                        .push((self.engine.games().len() - 1, note.clone()));
                 }
+                self.push(ev(BoardEvent::Result(*result)), extra);
             }
             Action::Undo => {
                 self.engine.undo_last_move(at);
@@ -671,15 +665,6 @@ impl BoardState {
     }
 }
 
-/// Reads a result as the actions give it.
-pub fn parse_result(text: &str) -> Result<Outcome, ActionError> {
-    Outcome::from_ascii(text.as_bytes()).map_err(|_| {
-        ActionError::Invalid(format!(
-            "'{text}' is not a result: expected 1-0, 0-1, 1/2-1/2 or *"
-        ))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -803,15 +788,8 @@ mod tests {
         assert!(out.iter().any(|p| p.kind == "game"), "{out:?}");
         assert_eq!(s.snapshot().summary["ply"], 0);
         assert!(s.snapshot().pgn.contains("[Result \"*\"]"));
-        assert!(matches!(
-            s.check(
-                &Action::Result {
-                    result: "2-0".into(),
-                    note: None
-                },
-                0
-            ),
-            Err(ActionError::Invalid(_))
-        ));
+        let bad = serde_json::from_str::<Action>(r#"{"action":"result","result":"2-0"}"#);
+        let err = bad.unwrap_err().to_string();
+        assert!(err.contains("'2-0' is not a result"), "{err}");
     }
 }
