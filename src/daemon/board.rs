@@ -291,7 +291,10 @@ impl BoardState {
         out.push(self.payload("alert", json!(record)));
         self.alerts.push(record);
     }
+}
 
+// Arbiter actions: checked against the board, then folded in.
+impl BoardState {
     /// Checks an action against the board as it is, without changing it.
     pub fn check(&self, action: &Action, at: Millis) -> Result<(), ActionError> {
         let over = |what: &str| {
@@ -419,7 +422,10 @@ impl BoardState {
             }
         }
     }
+}
 
+// The events clients receive, derived from the engine's.
+impl BoardState {
     fn payload(&self, kind: &'static str, mut data: serde_json::Value) -> Payload {
         if let Some(obj) = data.as_object_mut() {
             obj.insert("board".into(), json!(self.id));
@@ -519,7 +525,10 @@ impl BoardState {
             }
         }
     }
+}
 
+// What clients read: the broadcast PGN, the summary, the detail.
+impl BoardState {
     /// The game the broadcast shows.
     pub fn round_game(&self) -> &Game {
         let games = self.engine.games();

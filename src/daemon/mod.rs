@@ -269,6 +269,86 @@ pub fn load_or_create_token(data_dir: &Path) -> Result<(String, PathBuf, bool), 
     Ok((token, path, true))
 }
 
+/// A board's journal, replayed.
+struct Replayed {
+    state: BoardState,
+    /// Ready to append.
+    journal: Journal,
+    /// The events derived, named as they were live.
+    events: Vec<Published>,
+    /// The global number of the journal's last line.
+    last_g: u64,
+}
+
+/// Opens a board's journal and replays it.
+fn replay_journal(
+    b: &BoardSpec,
+    dir: &Path,
+    round: &Arc<RoundInfo>,
+    engine: EngineConfig,
+) -> Result<Replayed, DaemonError> {
+    let mut replayed = Vec::new();
+    let mut max_g = 0;
+    let path = dir.join(format!("{}.jsonl", b.id));
+    let opened = Journal::open(&path)?;
+    if let Some((line, text)) = &opened.dropped {
+        tracing::warn!(
+            "{}:{line}: dropped a torn last line (the daemon stopped while writing it): {text:?}",
+            path.display()
+        );
+    }
+    let mut state = BoardState::new(
+        b.id,
+        Arc::clone(round),
+        engine,
+        b.white.clone(),
+        b.black.clone(),
+    );
+    let simulated: &[TimedEvent] = match &b.feed {
+        Feed::Simulated(events) => events,
+        Feed::Live { .. } => &[],
+    };
+    let mut played = 0usize;
+    for line in &opened.lines {
+        if line.entry.is_board_event() {
+            let expected = simulated.get(played);
+            if expected.is_some_and(|e| Some(e) != line.timed_event().as_ref()) {
+                tracing::warn!(
+                    "{}:{}: the journal differs from the board's simulated events; it goes on after the journaled ones",
+                    path.display(),
+                    line.seq
+                );
+            }
+            played += 1;
+        }
+        max_g = max_g.max(line.g);
+        for (k, p) in state.apply(line).into_iter().enumerate() {
+            replayed.push(Published {
+                id: EventId {
+                    g: line.g,
+                    k: u32::try_from(k).unwrap_or(u32::MAX),
+                },
+                kind: p.kind,
+                data: p.data.into(),
+            });
+        }
+    }
+    if !opened.lines.is_empty() {
+        tracing::info!(
+            board = b.id,
+            lines = opened.lines.len(),
+            moves = state.engine().game().ply(),
+            "journal replayed"
+        );
+    }
+    Ok(Replayed {
+        state,
+        journal: opened.journal,
+        events: replayed,
+        last_g: max_g,
+    })
+}
+
 /// Starts the daemon on the current tokio runtime: replays the journals,
 /// starts the boards and the HTTP server.
 pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
@@ -289,59 +369,10 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
     let mut max_g = 0;
     let mut prepared = Vec::new();
     for b in &spec.boards {
-        let path = dir.join(format!("{}.jsonl", b.id));
-        let opened = Journal::open(&path)?;
-        if let Some((line, text)) = &opened.dropped {
-            tracing::warn!(
-                "{}:{line}: dropped a torn last line (the daemon stopped while writing it): {text:?}",
-                path.display()
-            );
-        }
-        let mut state = BoardState::new(
-            b.id,
-            Arc::clone(&round),
-            spec.engine,
-            b.white.clone(),
-            b.black.clone(),
-        );
-        let simulated: &[TimedEvent] = match &b.feed {
-            Feed::Simulated(events) => events,
-            Feed::Live { .. } => &[],
-        };
-        let mut played = 0usize;
-        for line in &opened.lines {
-            if line.entry.is_board_event() {
-                let expected = simulated.get(played);
-                if expected.is_some_and(|e| Some(e) != line.timed_event().as_ref()) {
-                    tracing::warn!(
-                        "{}:{}: the journal differs from the board's simulated events; it goes on after the journaled ones",
-                        path.display(),
-                        line.seq
-                    );
-                }
-                played += 1;
-            }
-            max_g = max_g.max(line.g);
-            for (k, p) in state.apply(line).into_iter().enumerate() {
-                replayed.push(Published {
-                    id: EventId {
-                        g: line.g,
-                        k: u32::try_from(k).unwrap_or(u32::MAX),
-                    },
-                    kind: p.kind,
-                    data: p.data.into(),
-                });
-            }
-        }
-        if !opened.lines.is_empty() {
-            tracing::info!(
-                board = b.id,
-                lines = opened.lines.len(),
-                moves = state.engine().game().ply(),
-                "journal replayed"
-            );
-        }
-        prepared.push((state, opened.journal, b.feed.clone()));
+        let r = replay_journal(b, &dir, &round, spec.engine)?;
+        max_g = max_g.max(r.last_g);
+        replayed.extend(r.events);
+        prepared.push((r.state, r.journal, b.feed.clone()));
     }
     let hub = Hub::new(replayed, max_g, spec.probe);
     let opts = RunOptions { speed: spec.speed };
