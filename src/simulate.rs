@@ -7,7 +7,9 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Outcome, Piece, Position, Role, Square};
+use shakmaty::{
+    Bitboard, Board, CastlingSide, Chess, Color, Move, Outcome, Piece, Position, Role, Square,
+};
 
 use crate::{
     event::{BoardEvent, Millis, Scan, Seconds, TimedEvent},
@@ -228,149 +230,35 @@ impl Simulator {
         self.t += self.rng.random_range(0..40);
         self.emit(BoardEvent::Clock(white, black));
     }
+}
 
+/// A move as a hand makes it on a board that reports each piece lifted and
+/// put down.
+impl Simulator {
     /// The move as lifts and places.
     fn play_move(&mut self, pos: &Chess, m: Move) {
-        let turn = pos.turn();
-        let mut last_place: Option<(Square, Option<Piece>)> = None;
-        match m {
+        let last_place = match m {
             Move::Normal {
                 role,
                 from,
                 capture,
                 to,
                 promotion: None,
-            } => {
-                let piece = self.sensed_piece(role.of(turn));
-                let captured_first =
-                    capture.is_some() && (!self.human() || self.rng.random_bool(0.5));
-                if captured_first {
-                    self.emit(BoardEvent::Lift(to));
-                    self.hand();
-                }
-                self.emit(BoardEvent::Lift(from));
-                self.slide(pos, from, to, role, piece);
-                self.hand();
-                if capture.is_some() && !captured_first {
-                    self.emit(BoardEvent::Lift(to));
-                    self.t += self.rng.random_range(100..400);
-                }
-                self.emit(BoardEvent::Place(to, piece));
-                last_place = Some((to, piece));
-            }
+            } => Some(self.play_normal(pos, role, from, to, capture.is_some())),
             Move::Normal {
                 from,
                 capture,
                 to,
                 promotion: Some(promoted),
                 ..
-            } => {
-                let pawn = self.sensed_piece(turn.pawn());
-                // An occupancy board asks the player to name an underpromoted piece.
-                let new = if promoted == Role::Queen {
-                    self.sensed_piece(promoted.of(turn))
-                } else {
-                    Some(promoted.of(turn))
-                };
-                if capture.is_some() {
-                    self.emit(BoardEvent::Lift(to));
-                    self.hand();
-                }
-                let style = if self.human() {
-                    self.rng.random_range(0..3)
-                } else {
-                    1
-                };
-                match style {
-                    0 => {
-                        // The pawn touches the last rank, then is swapped.
-                        self.emit(BoardEvent::Lift(from));
-                        self.hand();
-                        self.emit(BoardEvent::Place(to, pawn));
-                        self.hand();
-                        self.emit(BoardEvent::Lift(to));
-                        self.hand();
-                        self.emit(BoardEvent::Place(to, new));
-                        last_place = Some((to, new));
-                    }
-                    1 => {
-                        // The pawn goes off the board, the new piece goes on.
-                        self.emit(BoardEvent::Lift(from));
-                        self.hand();
-                        self.emit(BoardEvent::Place(to, new));
-                        last_place = Some((to, new));
-                    }
-                    _ => {
-                        // The new piece first, then the pawn is removed (Art. 4.6.2).
-                        self.emit(BoardEvent::Place(to, new));
-                        self.hand();
-                        self.emit(BoardEvent::Lift(from));
-                    }
-                }
-            }
-            Move::EnPassant { from, to } => {
-                let pawn = self.sensed_piece(turn.pawn());
-                let captured = Square::from_coords(to.file(), from.rank());
-                if self.human() && self.rng.random_bool(0.5) {
-                    self.emit(BoardEvent::Lift(captured));
-                    self.hand();
-                    self.emit(BoardEvent::Lift(from));
-                    self.hand();
-                    self.emit(BoardEvent::Place(to, pawn));
-                    last_place = Some((to, pawn));
-                } else {
-                    self.emit(BoardEvent::Lift(from));
-                    self.hand();
-                    self.emit(BoardEvent::Place(to, pawn));
-                    self.hand();
-                    self.emit(BoardEvent::Lift(captured));
-                }
-            }
+            } => self.play_promotion(pos.turn(), from, to, promoted, capture.is_some()),
+            Move::EnPassant { from, to } => self.play_en_passant(pos.turn(), from, to),
             Move::Castle { king, rook } => {
                 let side = m.castling_side().expect("castle has a side");
-                let (king_to, rook_to) = (side.king_to(turn), side.rook_to(turn));
-                let k = self.sensed_piece(turn.king());
-                let r = self.sensed_piece(turn.rook());
-                let style = if self.human() {
-                    self.rng.random_range(0..3)
-                } else {
-                    0
-                };
-                match style {
-                    0 => {
-                        self.emit(BoardEvent::Lift(king));
-                        self.hand();
-                        self.emit(BoardEvent::Place(king_to, k));
-                        self.hand();
-                        self.emit(BoardEvent::Lift(rook));
-                        self.hand();
-                        self.emit(BoardEvent::Place(rook_to, r));
-                        last_place = Some((rook_to, r));
-                    }
-                    1 => {
-                        self.emit(BoardEvent::Lift(king));
-                        self.hand();
-                        self.emit(BoardEvent::Lift(rook));
-                        self.hand();
-                        self.emit(BoardEvent::Place(king_to, k));
-                        self.hand();
-                        self.emit(BoardEvent::Place(rook_to, r));
-                        last_place = Some((rook_to, r));
-                    }
-                    _ => {
-                        self.emit(BoardEvent::Lift(king));
-                        self.hand();
-                        self.emit(BoardEvent::Lift(rook));
-                        self.hand();
-                        self.emit(BoardEvent::Place(rook_to, r));
-                        self.hand();
-                        self.emit(BoardEvent::Place(king_to, k));
-                        last_place = Some((king_to, k));
-                    }
-                }
+                Some(self.play_castle(pos.turn(), king, rook, side))
             }
-            Move::Put { .. } => {}
-        }
+            Move::Put { .. } => None,
+        };
         if let Some((sq, piece)) = last_place
             && self.chance(0.15)
         {
@@ -380,6 +268,160 @@ impl Simulator {
             self.flick();
             self.emit(BoardEvent::Place(sq, piece));
         }
+    }
+
+    /// A move of one piece, capturing or not; returns the last square a
+    /// piece was put on.
+    fn play_normal(
+        &mut self,
+        pos: &Chess,
+        role: Role,
+        from: Square,
+        to: Square,
+        capture: bool,
+    ) -> (Square, Option<Piece>) {
+        let piece = self.sensed_piece(role.of(pos.turn()));
+        let captured_first = capture && (!self.human() || self.rng.random_bool(0.5));
+        if captured_first {
+            self.emit(BoardEvent::Lift(to));
+            self.hand();
+        }
+        self.emit(BoardEvent::Lift(from));
+        self.slide(pos, from, to, role, piece);
+        self.hand();
+        if capture && !captured_first {
+            self.emit(BoardEvent::Lift(to));
+            self.t += self.rng.random_range(100..400);
+        }
+        self.emit(BoardEvent::Place(to, piece));
+        (to, piece)
+    }
+
+    /// A promotion, in one of the ways players make it.
+    fn play_promotion(
+        &mut self,
+        turn: Color,
+        from: Square,
+        to: Square,
+        promoted: Role,
+        capture: bool,
+    ) -> Option<(Square, Option<Piece>)> {
+        let pawn = self.sensed_piece(turn.pawn());
+        // An occupancy board asks the player to name an underpromoted piece.
+        let new = if promoted == Role::Queen {
+            self.sensed_piece(promoted.of(turn))
+        } else {
+            Some(promoted.of(turn))
+        };
+        if capture {
+            self.emit(BoardEvent::Lift(to));
+            self.hand();
+        }
+        let style = if self.human() {
+            self.rng.random_range(0..3)
+        } else {
+            1
+        };
+        match style {
+            0 => {
+                // The pawn touches the last rank, then is swapped.
+                self.emit(BoardEvent::Lift(from));
+                self.hand();
+                self.emit(BoardEvent::Place(to, pawn));
+                self.hand();
+                self.emit(BoardEvent::Lift(to));
+                self.hand();
+                self.emit(BoardEvent::Place(to, new));
+                Some((to, new))
+            }
+            1 => {
+                // The pawn goes off the board, the new piece goes on.
+                self.emit(BoardEvent::Lift(from));
+                self.hand();
+                self.emit(BoardEvent::Place(to, new));
+                Some((to, new))
+            }
+            _ => {
+                // The new piece first, then the pawn is removed (Art. 4.6.2).
+                self.emit(BoardEvent::Place(to, new));
+                self.hand();
+                self.emit(BoardEvent::Lift(from));
+                None
+            }
+        }
+    }
+
+    fn play_en_passant(
+        &mut self,
+        turn: Color,
+        from: Square,
+        to: Square,
+    ) -> Option<(Square, Option<Piece>)> {
+        let pawn = self.sensed_piece(turn.pawn());
+        let captured = Square::from_coords(to.file(), from.rank());
+        if self.human() && self.rng.random_bool(0.5) {
+            self.emit(BoardEvent::Lift(captured));
+            self.hand();
+            self.emit(BoardEvent::Lift(from));
+            self.hand();
+            self.emit(BoardEvent::Place(to, pawn));
+            Some((to, pawn))
+        } else {
+            self.emit(BoardEvent::Lift(from));
+            self.hand();
+            self.emit(BoardEvent::Place(to, pawn));
+            self.hand();
+            self.emit(BoardEvent::Lift(captured));
+            None
+        }
+    }
+
+    /// Castling: king first, both lifted, or the rook put down first.
+    fn play_castle(
+        &mut self,
+        turn: Color,
+        king: Square,
+        rook: Square,
+        side: CastlingSide,
+    ) -> (Square, Option<Piece>) {
+        let (king_to, rook_to) = (side.king_to(turn), side.rook_to(turn));
+        let k = self.sensed_piece(turn.king());
+        let r = self.sensed_piece(turn.rook());
+        let style = if self.human() {
+            self.rng.random_range(0..3)
+        } else {
+            0
+        };
+        // Each way ends with a piece put down: the last.
+        let last = match style {
+            0 => {
+                self.emit(BoardEvent::Lift(king));
+                self.hand();
+                self.emit(BoardEvent::Place(king_to, k));
+                self.hand();
+                self.emit(BoardEvent::Lift(rook));
+                (rook_to, r)
+            }
+            1 => {
+                self.emit(BoardEvent::Lift(king));
+                self.hand();
+                self.emit(BoardEvent::Lift(rook));
+                self.hand();
+                self.emit(BoardEvent::Place(king_to, k));
+                (rook_to, r)
+            }
+            _ => {
+                self.emit(BoardEvent::Lift(king));
+                self.hand();
+                self.emit(BoardEvent::Lift(rook));
+                self.hand();
+                self.emit(BoardEvent::Place(rook_to, r));
+                (king_to, k)
+            }
+        };
+        self.hand();
+        self.emit(BoardEvent::Place(last.0, last.1));
+        last
     }
 
     /// A sliding piece passes the squares between `from` and `to`, each read

@@ -40,7 +40,6 @@ use super::{
     actor::{ActionDone, BoardHandle, Command},
     board::{ActionError, BoardState, RoundInfo, Snapshot},
     config::{EventConfig, Player},
-    http,
     hub::{Hub, Payload},
     journal::{Entry, JournalLine},
     load_or_create_token,
@@ -166,10 +165,10 @@ impl Applier {
             return Vec::new();
         };
         let line = match serde_json::from_slice::<JournalLine>(body) {
-            Ok(line) if line.entry.to_event().is_ok() => line,
-            Ok(_) | Err(_) => {
+            Ok(line) => line,
+            Err(e) => {
                 tracing::error!(
-                    "stream message {seq}: board {n} from {node}: not a journal line: {}",
+                    "stream message {seq}: board {n} from {node}: not a journal line ({e}): {}",
                     String::from_utf8_lossy(body)
                 );
                 return Vec::new();
@@ -573,31 +572,9 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
             tracing::info!(messages = t, "stream read");
         }
     }
-    let listener = tokio::net::TcpListener::bind(spec.listen)
-        .await
-        .map_err(|source| DaemonError::Bind {
-            addr: spec.listen,
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| DaemonError::Bind {
-        addr: spec.listen,
-        source,
-    })?;
+    let (listener, addr) = super::bind(spec.listen).await?;
     let handles = Arc::new(handles);
-    let index = handles.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
-    let app = http::AppState {
-        boards: Arc::clone(&handles),
-        index: Arc::new(index),
-        hub: Arc::clone(&hub),
-        token: token.clone().into(),
-        title: format!("{}, round {}", spec.round.event, spec.round.round).into(),
-    };
-    let router = http::router(app);
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router).await {
-            tracing::error!("HTTP server stopped: {e}");
-        }
-    });
+    super::serve_http(listener, &handles, &hub, &token, &spec.round);
     Ok(Daemon {
         addr,
         hub,

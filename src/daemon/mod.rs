@@ -280,6 +280,86 @@ pub fn load_or_create_token(data_dir: &Path) -> Result<(String, PathBuf, bool), 
     Ok((token, path, true))
 }
 
+/// A board's journal, replayed.
+struct Replayed {
+    state: BoardState,
+    /// Ready to append.
+    journal: Journal,
+    /// The events derived, named as they were live.
+    events: Vec<Published>,
+    /// The global number of the journal's last line.
+    last_g: u64,
+}
+
+/// Opens a board's journal and replays it.
+fn replay_journal(
+    b: &BoardSpec,
+    dir: &Path,
+    round: &Arc<RoundInfo>,
+    engine: EngineConfig,
+) -> Result<Replayed, DaemonError> {
+    let mut replayed = Vec::new();
+    let mut max_g = 0;
+    let path = dir.join(format!("{}.jsonl", b.id));
+    let opened = Journal::open(&path)?;
+    if let Some((line, text)) = &opened.dropped {
+        tracing::warn!(
+            "{}:{line}: dropped a torn last line (the daemon stopped while writing it): {text:?}",
+            path.display()
+        );
+    }
+    let mut state = BoardState::new(
+        b.id,
+        Arc::clone(round),
+        engine,
+        b.white.clone(),
+        b.black.clone(),
+    );
+    let simulated: &[TimedEvent] = match &b.feed {
+        Feed::Simulated(events) => events,
+        Feed::Live { .. } => &[],
+    };
+    let mut played = 0usize;
+    for line in &opened.lines {
+        if line.entry.is_board_event() {
+            let expected = simulated.get(played);
+            if expected.is_some_and(|e| Some(e) != line.timed_event().as_ref()) {
+                tracing::warn!(
+                    "{}:{}: the journal differs from the board's simulated events; it goes on after the journaled ones",
+                    path.display(),
+                    line.seq
+                );
+            }
+            played += 1;
+        }
+        max_g = max_g.max(line.g);
+        for (k, p) in state.apply(line).into_iter().enumerate() {
+            replayed.push(Published {
+                id: EventId {
+                    g: line.g,
+                    k: u32::try_from(k).unwrap_or(u32::MAX),
+                },
+                kind: p.kind,
+                data: p.data.into(),
+            });
+        }
+    }
+    if !opened.lines.is_empty() {
+        tracing::info!(
+            board = b.id,
+            lines = opened.lines.len(),
+            moves = state.engine().game().ply(),
+            "journal replayed"
+        );
+    }
+    Ok(Replayed {
+        state,
+        journal: opened.journal,
+        events: replayed,
+        last_g: max_g,
+    })
+}
+
 /// Starts the daemon on the current tokio runtime: replays the journals,
 /// starts the boards and the HTTP server.
 pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
@@ -300,94 +380,20 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
     let mut max_g = 0;
     let mut prepared = Vec::new();
     for b in &spec.boards {
-        let path = dir.join(format!("{}.jsonl", b.id));
-        let opened = Journal::open(&path)?;
-        if let Some((line, text)) = &opened.dropped {
-            tracing::warn!(
-                "{}:{line}: dropped a torn last line (the daemon stopped while writing it): {text:?}",
-                path.display()
-            );
-        }
-        let mut state = BoardState::new(
-            b.id,
-            Arc::clone(&round),
-            spec.engine,
-            b.white.clone(),
-            b.black.clone(),
-        );
-        let simulated: &[TimedEvent] = match &b.feed {
-            Feed::Simulated(events) => events,
-            Feed::Live { .. } => &[],
-        };
-        let mut played = 0usize;
-        for line in &opened.lines {
-            if line.entry.is_board_event() {
-                let expected = simulated.get(played);
-                if expected.is_some_and(|e| Some(e) != line.timed_event().as_ref()) {
-                    tracing::warn!(
-                        "{}:{}: the journal differs from the board's simulated events; it goes on after the journaled ones",
-                        path.display(),
-                        line.seq
-                    );
-                }
-                played += 1;
-            }
-            max_g = max_g.max(line.g);
-            for (k, p) in state.apply(line).into_iter().enumerate() {
-                replayed.push(Published {
-                    id: EventId {
-                        g: line.g,
-                        k: u32::try_from(k).unwrap_or(u32::MAX),
-                    },
-                    kind: p.kind,
-                    data: p.data.into(),
-                });
-            }
-        }
-        if !opened.lines.is_empty() {
-            tracing::info!(
-                board = b.id,
-                lines = opened.lines.len(),
-                moves = state.engine().game().ply(),
-                "journal replayed"
-            );
-        }
-        prepared.push((state, opened.journal, b.feed.clone()));
+        let r = replay_journal(b, &dir, &round, spec.engine)?;
+        max_g = max_g.max(r.last_g);
+        replayed.extend(r.events);
+        prepared.push((r.state, r.journal, b.feed.clone()));
     }
     let hub = Hub::new(replayed, max_g, spec.probe);
-    let opts = RunOptions {
-        speed: spec.speed,
-        settle_ms: spec.engine.settle_ms,
-    };
-    let listener = tokio::net::TcpListener::bind(spec.listen)
-        .await
-        .map_err(|source| DaemonError::Bind {
-            addr: spec.listen,
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| DaemonError::Bind {
-        addr: spec.listen,
-        source,
-    })?;
+    let opts = RunOptions { speed: spec.speed };
+    let (listener, addr) = bind(spec.listen).await?;
     let boards: Vec<BoardHandle> = prepared
         .into_iter()
         .map(|(state, journal, feed)| actor::spawn(state, journal, Arc::clone(&hub), feed, opts))
         .collect();
     let boards = Arc::new(boards);
-    let index: HashMap<u32, usize> = boards.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
-    let app = http::AppState {
-        boards: Arc::clone(&boards),
-        index: Arc::new(index),
-        hub: Arc::clone(&hub),
-        token: token.clone().into(),
-        title: format!("{}, round {}", spec.round.event, spec.round.round).into(),
-    };
-    let router = http::router(app);
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router).await {
-            tracing::error!("HTTP server stopped: {e}");
-        }
-    });
+    serve_http(listener, &boards, &hub, &token, &spec.round);
     Ok(Daemon {
         addr,
         hub,
@@ -396,6 +402,43 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         token_path,
         token_created,
     })
+}
+
+/// Binds the HTTP address; returns the listener and the address it got.
+async fn bind(listen: SocketAddr) -> Result<(tokio::net::TcpListener, SocketAddr), DaemonError> {
+    let bind_error = |source| DaemonError::Bind {
+        addr: listen,
+        source,
+    };
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(bind_error)?;
+    let addr = listener.local_addr().map_err(bind_error)?;
+    Ok((listener, addr))
+}
+
+/// Serves the boards over HTTP in the background.
+fn serve_http(
+    listener: tokio::net::TcpListener,
+    boards: &Arc<Vec<BoardHandle>>,
+    hub: &Arc<Hub>,
+    token: &str,
+    round: &RoundInfo,
+) {
+    let index: HashMap<u32, usize> = boards.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
+    let app = http::AppState {
+        boards: Arc::clone(boards),
+        index: Arc::new(index),
+        hub: Arc::clone(hub),
+        token: token.into(),
+        title: format!("{}, round {}", round.event, round.round).into(),
+    };
+    let router = http::router(app);
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            tracing::error!("HTTP server stopped: {e}");
+        }
+    });
 }
 
 /// Options shared by `run` and `demo`.

@@ -65,6 +65,24 @@ fn usage(message: String) -> DaemonError {
     DaemonError::Usage(message)
 }
 
+/// A name the broker's subjects and ids can carry: 1 to `max` letters,
+/// digits or `extra` bytes.
+fn check_name(what: &str, name: &str, max: usize, extra: &[u8]) -> Result<(), DaemonError> {
+    let ok = !name.is_empty()
+        && name.len() <= max
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || extra.contains(&b));
+    if ok {
+        return Ok(());
+    }
+    let extra: Vec<String> = extra.iter().map(|&b| format!("'{}'", b as char)).collect();
+    Err(usage(format!(
+        "{what} name '{name}': use 1 to {max} letters, digits or {}",
+        extra.join(", ")
+    )))
+}
+
 impl NatsSettings {
     /// A hall node's settings: `--publish` or the `[publish]` table's url;
     /// `None` when neither asks to publish.
@@ -100,29 +118,11 @@ impl NatsSettings {
             )));
         }
         let node = table.and_then(|t| t.node.clone()).unwrap_or_else(host_name);
-        if node.is_empty()
-            || node.len() > 64
-            || !node
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-        {
-            return Err(usage(format!(
-                "node name '{node}': use 1 to 64 letters, digits, '-', '_' or '.'"
-            )));
-        }
+        check_name("node", &node, 64, b"-_.")?;
         let stream = table
             .and_then(|t| t.stream.clone())
             .unwrap_or_else(|| DEFAULT_STREAM.to_owned());
-        if stream.is_empty()
-            || stream.len() > 32
-            || !stream
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
-        {
-            return Err(usage(format!(
-                "stream name '{stream}': use 1 to 32 letters, digits, '-' or '_'"
-            )));
-        }
+        check_name("stream", &stream, 32, b"-_")?;
         let days = table
             .and_then(|t| t.max_age_days)
             .unwrap_or(DEFAULT_MAX_AGE_DAYS);

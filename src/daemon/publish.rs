@@ -139,32 +139,34 @@ async fn run(
             queued: VecDeque::new(),
         })
         .collect();
+    let mut wake = hub.subscribe(None).live;
+    // Set when the cursors must be read from the stream: at start and after
+    // an outage (the broker may have come back without its store).
+    let mut failing = true;
     let mut warned = false;
     loop {
-        match cursors(&settings, &js, &mut tails).await {
-            Ok(()) => break,
-            Err(e) => {
+        if failing {
+            if let Err(e) = cursors(&settings, &js, &mut tails).await {
                 if !warned {
                     tracing::warn!(
-                        "NATS {}: cannot reach the stream yet ({e}); recording goes on, publishing starts when it answers",
+                        "NATS {}: cannot reach the stream ({e}); recording goes on, the journals are published when it answers",
                         settings.url
                     );
                     warned = true;
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
             }
+            tracing::info!(
+                node = settings.node,
+                stream = settings.stream,
+                boards = tails.len(),
+                "publishing to NATS {}",
+                settings.url
+            );
+            failing = false;
+            warned = false;
         }
-    }
-    tracing::info!(
-        node = settings.node,
-        stream = settings.stream,
-        boards = tails.len(),
-        "publishing to NATS {}",
-        settings.url
-    );
-    let mut wake = hub.subscribe(None).live;
-    let mut failing = false;
-    loop {
         tails = tokio::task::spawn_blocking(move || {
             for t in &mut tails {
                 if let Err(e) = t.read() {
@@ -183,29 +185,20 @@ async fn run(
             }
             continue;
         }
-        match send(&settings, &js, &mut tails).await {
-            Ok(()) => {
-                if failing {
-                    tracing::info!("NATS {}: publishing again", settings.url);
-                    failing = false;
-                }
-            }
-            Err(e) => {
-                if !failing {
-                    tracing::warn!(
-                        "NATS {}: cannot publish ({e}); recording goes on, the journals are sent when the broker is back",
-                        settings.url
-                    );
-                    failing = true;
-                }
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
+        if let Err(e) = send(&settings, &js, &mut tails).await {
+            tracing::warn!(
+                "NATS {}: cannot publish ({e}); recording goes on, the journals are published when the broker is back",
+                settings.url
+            );
+            failing = true;
+            warned = true;
+            tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
 }
 
 /// Reads each board's cursor back from the stream (its last line there, if
-/// this node sent it).
+/// this node sent it): where publishing resumes after a start or an outage.
 async fn cursors(
     settings: &NatsSettings,
     js: &jetstream::Context,
@@ -227,7 +220,10 @@ async fn cursors(
             Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => t.published = 0,
             Err(e) => return Err(format!("board {}: {e}", t.board)),
         }
-        t.queued.retain(|(seq, _)| *seq > t.published);
+        // Read the journal again from its start: the lines after the
+        // cursor are queued, whatever was queued before.
+        t.offset = 0;
+        t.queued.clear();
     }
     Ok(())
 }
@@ -287,5 +283,84 @@ async fn send(
     match first_error {
         None => Ok(()),
         Some(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    fn tail(path: PathBuf, published: u64) -> Tail {
+        Tail {
+            board: 1,
+            subject: "EBOARD.board.1".into(),
+            path,
+            file: None,
+            offset: 0,
+            published,
+            queued: VecDeque::new(),
+        }
+    }
+
+    fn seqs(t: &Tail) -> Vec<u64> {
+        t.queued.iter().map(|q| q.0).collect()
+    }
+
+    #[test]
+    fn reads_complete_lines_after_the_cursor_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.jsonl");
+        let mut t = tail(path.clone(), 1);
+        // No journal yet: nothing to read, no error.
+        t.read().unwrap();
+        assert!(t.queued.is_empty());
+        let mut f = File::create(&path).unwrap();
+        write!(
+            f,
+            "{{\"seq\":1,\"g\":1,\"at\":0,\"type\":\"tick\"}}\n{{\"seq\":2,\"g\":3,\"at\":5,\"type\":\"tick\"}}\n{{\"seq\":3,\"g\""
+        )
+        .unwrap();
+        t.read().unwrap();
+        // Line 1 is published already; line 3 is not complete yet.
+        assert_eq!(seqs(&t), [2]);
+        assert_eq!(
+            &t.queued[0].1[..],
+            br#"{"seq":2,"g":3,"at":5,"type":"tick"}"#
+        );
+        writeln!(f, ":4,\"at\":6,\"type\":\"tick\"}}").unwrap();
+        t.read().unwrap();
+        assert_eq!(seqs(&t), [2, 3]);
+        // Reading again finds nothing new.
+        t.read().unwrap();
+        assert_eq!(seqs(&t), [2, 3]);
+    }
+
+    #[test]
+    fn the_queue_is_bounded_and_the_rest_stays_in_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.jsonl");
+        let mut f = File::create(&path).unwrap();
+        let n = QUEUE as u64 + 10;
+        for seq in 1..=n {
+            writeln!(
+                f,
+                "{{\"seq\":{seq},\"g\":{seq},\"at\":0,\"type\":\"tick\"}}"
+            )
+            .unwrap();
+        }
+        let mut t = tail(path, 0);
+        t.read().unwrap();
+        assert_eq!(t.queued.len(), QUEUE);
+        // The broker acknowledged the first half: the rest comes next.
+        for _ in 0..QUEUE / 2 {
+            t.published = t.queued.pop_front().unwrap().0;
+        }
+        t.read().unwrap();
+        let got = seqs(&t);
+        assert_eq!(got.first(), Some(&(QUEUE as u64 / 2 + 1)));
+        assert_eq!(got.last(), Some(&n));
+        assert!(got.windows(2).all(|w| w[1] == w[0] + 1));
     }
 }

@@ -1,0 +1,138 @@
+//! When moves are completed (Art. 6.2.1): by the clock, by the opponent
+//! starting his move when there is no clock, by a later move. Clock presses
+//! that show an irregularity start here too.
+
+use shakmaty::{ByColor, Color, Position, Square};
+
+use super::{Engine, GameEvent};
+use crate::{
+    event::{Millis, Seconds},
+    matcher::{Explanation, explain},
+};
+
+/// What the engine knows of the clock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Clock {
+    /// A clock was pressed in this session.
+    pub in_use: bool,
+    /// A press by a player whose move the board did not show yet.
+    pub pending_press: ByColor<bool>,
+    /// The last times reported, White's and Black's.
+    pub last: Option<(Seconds, Seconds)>,
+}
+
+impl Engine {
+    pub(super) fn press(&mut self, color: Color, t: Millis) {
+        let game = self.game();
+        if game.is_over() {
+            return;
+        }
+        let n = game.ply();
+        if n > 0 && game.mover(n) == color && game.moves()[n - 1].completed_at.is_none() {
+            self.complete_all(t);
+        } else if self.config.arbiter
+            && !self.phase.is_restoring()
+            && game.position().turn() == color
+            && !self.sensed.shows_position(game.position())
+            && self.moved_own_piece(color)
+        {
+            self.completed_irregularity(color, t);
+        } else {
+            // The board has not shown this player's move yet (boards report
+            // later than clocks, and a scanning board can be a ply or two
+            // behind): it is completed as soon as the board shows it.
+            self.clock.pending_press[color] = true;
+        }
+    }
+
+    /// Whether one of `color`'s pieces left its square since the position.
+    fn moved_own_piece(&self, color: Color) -> bool {
+        let game = self.game();
+        let ours = game.position().board().by_color(color);
+        let touched = self.sensed.touched_since(game.basis(game.ply()));
+        (ours & !self.sensed.occupied()).any() || (ours & touched).any()
+    }
+
+    /// With no clock, a lift of `sq` by the opponent completes the last
+    /// move. `settled`: the board state before the lift had been read.
+    pub(super) fn complete_by_opponent_lift(&mut self, sq: Square, settled: bool, t: Millis) {
+        if self.clock.in_use {
+            return;
+        }
+        let game = self.game();
+        if game.is_over() {
+            return;
+        }
+        let pos = game.position();
+        let offender = pos.turn();
+        // With no clock, an illegal move is completed when the opponent
+        // starts his next move (Art. 6.2.1, 7.5.1): the mover's piece was
+        // put down where no legal move explains it, and an opponent's piece
+        // is lifted without that making the mover's move (a capture).
+        if self.config.arbiter
+            && !self.phase.is_restoring()
+            && settled
+            && self.phase.unexplained().is_some()
+            && pos.board().color_at(sq) == Some(!offender)
+            && (self.sensed.occupied() & !pos.board().occupied()).any()
+            && self.moved_own_piece(offender)
+            && explain(pos, &self.sensed, game.basis(game.ply()), 1) == Explanation::None
+        {
+            return self.completed_irregularity(offender, t);
+        }
+        if game.ply() > 0
+            && pos.board().color_at(sq) == Some(pos.turn())
+            && game.moves()[game.ply() - 1].completed_at.is_none()
+        {
+            self.complete_all(t);
+        }
+    }
+
+    /// Completes every move not yet completed.
+    pub(super) fn complete_all(&mut self, at: Millis) {
+        // A completed move closes its player's touches.
+        let n = self.game().ply();
+        if n > 0 && self.game().moves()[n - 1].completed_at.is_none() {
+            let mover = self.game().mover(n);
+            self.touches.clear(mover);
+        }
+        let gi = self.game_index();
+        let clock = self.clock.last;
+        let game = self.games.last_mut().expect("a game");
+        let mut first = n;
+        while first > 0 && game.moves()[first - 1].completed_at.is_none() {
+            first -= 1;
+        }
+        for i in first..n {
+            let mover = game.mover(i + 1);
+            let m = &mut game.moves_mut()[i];
+            m.completed_at = Some(at);
+            if let Some((white, black)) = clock {
+                m.clock = Some(mover.fold_wb(white, black));
+            }
+            self.events.push(GameEvent::MoveCompleted {
+                game: gi,
+                ply: i + 1,
+                at,
+            });
+        }
+    }
+
+    /// A clock report gives the remaining time of the player who last
+    /// completed a move: his clock stands still until the opponent presses.
+    pub(super) fn update_last_completed_clock(&mut self) {
+        let Some((white, black)) = self.clock.last else {
+            return;
+        };
+        let pending_press = self.clock.pending_press;
+        let game = self.games.last_mut().expect("a game");
+        if let Some(i) = game.moves().iter().rposition(|m| m.completed_at.is_some()) {
+            let mover = game.mover(i + 1);
+            // After a press for a move the board has not shown yet, the
+            // player's time belongs to that move.
+            if !pending_press[mover] {
+                game.moves_mut()[i].clock = Some(mover.fold_wb(white, black));
+            }
+        }
+    }
+}

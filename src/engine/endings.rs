@@ -1,0 +1,146 @@
+//! How games end: the endings the Laws apply by themselves after a move,
+//! flags and resignations against mating chances, agreed draws.
+
+use shakmaty::{ByColor, Chess, Color, Outcome, Position};
+
+use super::{Engine, GameEvent};
+use crate::{
+    alert::AlertKind,
+    event::{Millis, side_name},
+    game::{Game, Termination, draw, win},
+    rules::Rules,
+    winnability::{Budget, Verdict, can_checkmate, can_checkmate_fast},
+};
+
+/// Whether the quick test proves that neither side can checkmate (Art. 5.2.2).
+/// The quick test settles the dead positions of real games (bare kings,
+/// lone minor pieces, locked pawn chains) in microseconds; a position it
+/// cannot settle is taken as alive.
+pub fn is_dead_fast(pos: &Chess) -> bool {
+    if pos.is_insufficient_material() {
+        return true;
+    }
+    can_checkmate_fast(pos, Color::White) == Verdict::No
+        && can_checkmate_fast(pos, Color::Black) == Verdict::No
+}
+
+/// The ending the Laws apply by themselves to the game's position, in their
+/// order of precedence: checkmate and stalemate end the game before any
+/// counter matters (a mate on the 75th move wins, Art. 9.6.2), then a dead
+/// position (5.2.2), the fifth occurrence of a position (9.6.1) and 75
+/// moves without pawn move or capture (9.6.2).
+pub fn automatic_ending(game: &Game, rules: Rules) -> Option<(Outcome, Termination)> {
+    let pos = game.position();
+    if game.no_legal_moves() {
+        Some(if pos.is_check() {
+            (win(!pos.turn()), Termination::Checkmate)
+        } else {
+            (draw(), Termination::Stalemate)
+        })
+    } else if is_dead_fast(pos) {
+        Some((draw(), Termination::DeadPosition))
+    } else if rules.automatic_draws() && game.repetitions() >= 5 {
+        Some((draw(), Termination::FivefoldRepetition))
+    } else if rules.automatic_draws() && pos.halfmoves() >= 150 {
+        Some((draw(), Termination::SeventyfiveMoves))
+    } else {
+        None
+    }
+}
+
+impl Engine {
+    /// Ends the game when the Laws end it by themselves after a move;
+    /// otherwise tells the arbiter when a draw may be claimed (Art. 9.2,
+    /// 9.3).
+    pub(super) fn check_game_over(&mut self, at: Millis) {
+        if let Some((outcome, termination)) = automatic_ending(self.game(), self.config.rules()) {
+            // A move that ends the game is completed by that (Art. 6.2.1.1).
+            self.complete_all(at);
+            self.end_game(outcome, termination, at);
+            return;
+        }
+        let pos = self.game().position();
+        let to_move = pos.turn();
+        let repetitions = self.game().repetitions();
+        let halfmoves = pos.halfmoves();
+        if repetitions >= 3 {
+            let message = format!(
+                "this position has now occurred {repetitions} times: {} may claim a draw by repetition (Art. 9.2.1.2)",
+                side_name(to_move)
+            );
+            self.alert(AlertKind::ThreefoldClaimable, Some(to_move), message, None);
+        }
+        if halfmoves == 100 {
+            let message = format!(
+                "the last 50 moves by each player were made without a pawn move or a capture: {} may claim a draw (Art. 9.3.2)",
+                side_name(to_move)
+            );
+            self.alert(AlertKind::FiftyMovesClaimable, Some(to_move), message, None);
+        }
+    }
+
+    /// The result when `loser` flags or resigns: a loss, unless the opponent
+    /// cannot checkmate by any series of legal moves. An undecided analysis
+    /// keeps the loss and says so.
+    pub(super) fn loss_unless_no_mate(&mut self, loser: Color, what: &str) -> Outcome {
+        let pos = self.game().position().clone();
+        let verdict = match can_checkmate_fast(&pos, !loser) {
+            Verdict::No => Verdict::No,
+            _ => can_checkmate(&pos, !loser, Budget::DETERMINISTIC)
+                .map_or(Verdict::Unknown, |a| a.verdict),
+        };
+        match verdict {
+            Verdict::No => draw(),
+            Verdict::Yes => win(!loser),
+            Verdict::Unknown => {
+                let message = format!(
+                    "{what}: whether {} can still checkmate could not be decided; the game is scored as lost, the arbiter should check the position",
+                    side_name(!loser)
+                );
+                self.alert(AlertKind::ClaimRejected, Some(loser), message, None);
+                win(!loser)
+            }
+        }
+    }
+
+    /// A draw agreed by the players (Art. 5.2.3): valid once both have
+    /// made a move, unless the rules allow it earlier.
+    pub(super) fn agree_draw(&mut self, t: Millis) {
+        let game = self.game();
+        if game.is_over() {
+            return;
+        }
+        let both_moved = (1..=game.ply()).map(|ply| game.mover(ply)).fold(
+            ByColor::<bool>::default(),
+            |mut seen, c| {
+                seen[c] = true;
+                seen
+            },
+        );
+        if both_moved.white && both_moved.black || self.config.rules().early_draw_agreement() {
+            self.end_game(draw(), Termination::Agreement, t);
+        } else {
+            let message = "a draw agreed before both players have made a move is not valid; the game goes on (Art. 5.2.3)".to_owned();
+            self.alert(AlertKind::DrawRejected, None, message, None);
+        }
+    }
+
+    pub(super) fn end_game(&mut self, outcome: Outcome, termination: Termination, at: Millis) {
+        if self.game().is_over() {
+            return;
+        }
+        self.game_mut().finish(outcome, termination);
+        self.clock.pending_press = ByColor::default();
+        self.events.push(GameEvent::GameOver {
+            game: self.game_index(),
+            outcome,
+            termination,
+            at,
+        });
+        // A game decided before the pieces left the start position (a
+        // forfeit, say): the next game starts from the same set-up board.
+        if self.sensed.shows(Chess::default().board()) {
+            self.start_game(Chess::default(), at);
+        }
+    }
+}

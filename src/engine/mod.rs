@@ -1,0 +1,597 @@
+//! The reconstruction engine: board events in, moves and alerts out.
+//!
+//! The engine is pure and deterministic. It never reads the wall clock: time
+//! passes only through the timestamps of the events it is given, so a
+//! session replayed from its journal gives the same record byte for byte.
+//!
+//! Where each step lives:
+//! - [`settle`]: a board state counts once it has settled (the debounce).
+//! - [`read`]: the reading step — what a settled state shows, given the
+//!   record and the phase (a move made, changed, inferred, a takeback...).
+//! - [`phase`]: whether the board and the record are in step, and what the
+//!   engine waits for; every change of phase.
+//! - [`complete`]: when moves are completed (Art. 6.2.1) and clock presses.
+//! - [`record`]: changes to the record, and alerts.
+//! - [`touch`]: touch-move (Art. 4.3, 4.4).
+//! - [`illegal`]: illegal moves, described and penalised (Art. 7.5).
+//! - [`endings`] and [`claim`]: games ending by themselves, flags,
+//!   resignations, agreed and claimed draws.
+
+mod claim;
+mod complete;
+mod config;
+mod endings;
+mod illegal;
+mod output;
+mod phase;
+mod read;
+mod record;
+mod settle;
+mod touch;
+
+pub use claim::judge_claim;
+pub use config::EngineConfig;
+pub use endings::{automatic_ending, is_dead_fast};
+pub use illegal::Attempt;
+pub use output::{EngineError, GameEvent};
+pub use phase::{Phase, Unexplained};
+pub use read::{Reading, read};
+pub use settle::Settle;
+pub use touch::Touches;
+
+use shakmaty::{ByColor, CastlingMode, Chess, Position, Square};
+
+use crate::{
+    alert::AlertKind,
+    event::{BoardEvent, Millis, TimedEvent},
+    game::{Game, Termination, win},
+    sensed::SensedBoard,
+};
+use complete::Clock;
+
+/// The reconstruction engine for one board: a thin front that feeds board
+/// events through the steps above and collects the game events.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    config: EngineConfig,
+    games: Vec<Game>,
+    sensed: SensedBoard,
+    /// Counts board events; a touch is stamped with it.
+    seq: u64,
+    now: Millis,
+    settle: Settle,
+    phase: Phase,
+    clock: Clock,
+    /// Tags given after a game ended, for the next game.
+    pending_tags: Vec<(String, String)>,
+    touches: Touches,
+    events: Vec<GameEvent>,
+}
+
+impl Default for Engine {
+    fn default() -> Engine {
+        Engine::new(EngineConfig::default())
+    }
+}
+
+impl Engine {
+    /// An engine whose first game starts from the standard position, with the
+    /// pieces standing on it.
+    pub fn new(config: EngineConfig) -> Engine {
+        let start = Chess::default();
+        Engine {
+            config,
+            sensed: SensedBoard::showing(start.board()),
+            games: vec![Game::new(start, 0)],
+            seq: 0,
+            now: 0,
+            settle: Settle::default(),
+            phase: Phase::default(),
+            clock: Clock::default(),
+            pending_tags: Vec::new(),
+            touches: Touches::default(),
+            events: vec![GameEvent::GameStarted { game: 0, at: 0 }],
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Every game of the session so far, the current one last.
+    pub fn games(&self) -> &[Game] {
+        &self.games
+    }
+
+    /// The current game.
+    pub fn game(&self) -> &Game {
+        self.games.last().expect("the engine always has a game")
+    }
+
+    fn game_mut(&mut self) -> &mut Game {
+        self.games.last_mut().expect("the engine always has a game")
+    }
+
+    fn game_index(&self) -> usize {
+        self.games.len() - 1
+    }
+
+    /// What the sensors show now.
+    pub fn sensed(&self) -> &SensedBoard {
+        &self.sensed
+    }
+
+    /// Where the engine stands between the record and the board.
+    pub fn phase(&self) -> &Phase {
+        &self.phase
+    }
+
+    /// The time of the latest event or tick.
+    pub fn now(&self) -> Millis {
+        self.now
+    }
+
+    /// When the engine next has something to do with no new event: the
+    /// current board state settles, or the arbiter is to be told pieces
+    /// are displaced. A live reader calls [`Engine::advance_to`] then.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        let settle = self.settle.deadline(self.config.settle_ms);
+        let displaced = if self.config.arbiter && !self.game().is_over() {
+            self.phase.displaced_deadline(self.config.displaced_ms)
+        } else {
+            None
+        };
+        match (settle, displaced) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Takes the events produced since the last call.
+    pub fn drain_events(&mut self) -> Vec<GameEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Drops the events produced since the last call, keeping the buffer
+    /// (for callers that only want the record, such as a replay).
+    pub fn clear_events(&mut self) {
+        self.events.clear();
+    }
+
+    /// Applies one event. Timestamps earlier than the last one are taken as
+    /// equal to it.
+    pub fn push(&mut self, ev: &TimedEvent) -> Result<(), EngineError> {
+        let t = ev.at.max(self.now);
+        self.advance_to(t);
+        self.now = t;
+        match &ev.event {
+            BoardEvent::Lift(sq) => self.lift(*sq, t),
+            BoardEvent::Place(sq, piece) => {
+                self.seq += 1;
+                if self.sensed.place(*sq, *piece, self.seq) {
+                    self.settle.changed(t, self.seq);
+                }
+            }
+            BoardEvent::Board(scan) => {
+                self.seq += 1;
+                if self.sensed.apply_scan(scan, self.seq) {
+                    self.settle.changed(t, self.seq);
+                }
+            }
+            BoardEvent::Clock(white, black) => {
+                self.clock.last = Some((*white, *black));
+                // Times reported while the board shows a state not read yet
+                // belong to the record as it will be once it is read.
+                if !self.settle.hold_clock() {
+                    self.update_last_completed_clock();
+                }
+            }
+            other => {
+                // The rest speak of the settled position.
+                self.flush();
+                self.apply_decision(other, t)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn lift(&mut self, sq: Square, t: Millis) {
+        self.seq += 1;
+        if !self.game().is_over() && self.config.arbiter {
+            self.touches.note(
+                &self.games[self.games.len() - 1],
+                sq,
+                t,
+                self.config.settle_ms,
+            );
+        }
+        let settled = !self.settle.is_unread();
+        if self.sensed.lift(sq, self.seq) {
+            self.settle.changed(t, self.seq);
+        }
+        self.complete_by_opponent_lift(sq, settled, t);
+    }
+
+    /// Presses, flags, resignations, agreements, results, claims, setups
+    /// and tags.
+    fn apply_decision(&mut self, event: &BoardEvent, t: Millis) -> Result<(), EngineError> {
+        match event {
+            BoardEvent::Press(color) => {
+                self.clock.in_use = true;
+                self.press(*color, t);
+            }
+            BoardEvent::Flag(color) => {
+                // Art. 6.9: a loss, unless the opponent cannot checkmate.
+                let outcome = self.loss_unless_no_mate(*color, "flag fall (Art. 6.9)");
+                self.end_game(outcome, Termination::TimeForfeit, t);
+            }
+            BoardEvent::Resign(color) => {
+                // Art. 5.1.2 (2023): a draw if the opponent cannot checkmate.
+                let outcome = if self.config.rules().resignation_needs_mating_chances() {
+                    self.loss_unless_no_mate(*color, "resignation (Art. 5.1.2)")
+                } else {
+                    win(!*color)
+                };
+                self.end_game(outcome, Termination::Resignation, t);
+            }
+            BoardEvent::Draw => self.agree_draw(t),
+            BoardEvent::Result(outcome) => {
+                let termination = if outcome.is_known() {
+                    Termination::ArbiterDecision
+                } else {
+                    Termination::Abandoned
+                };
+                self.end_game(*outcome, termination, t);
+            }
+            BoardEvent::Claim(color, kind, mv) => self.claim(*color, *kind, mv.as_ref(), t),
+            BoardEvent::Setup(fen) => self.setup(fen, t)?,
+            BoardEvent::Tag(name, value) => {
+                if self.game().is_over() {
+                    self.pending_tags.push((name.clone(), value.clone()));
+                } else {
+                    self.game_mut().set_tag(name, value);
+                }
+            }
+            BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_) => {}
+            BoardEvent::Clock(..) => {}
+        }
+        Ok(())
+    }
+
+    /// Lets time pass to `t` with no event: a board state that has stood long
+    /// enough is read. A live reader calls this at [`Engine::next_deadline`].
+    pub fn advance_to(&mut self, t: Millis) {
+        if self.settle.is_due(t, self.config.settle_ms) {
+            self.read_board();
+        }
+        self.now = self.now.max(t);
+        self.check_displaced(t);
+    }
+
+    /// Reads the current board state now, however briefly it has stood (at a
+    /// clock press or at the end of the input).
+    pub fn flush(&mut self) {
+        if self.settle.is_unread() {
+            self.read_board();
+        }
+    }
+
+    /// Reads the last board state, however briefly it stood: the input ended.
+    pub fn finish(&mut self) {
+        self.flush();
+    }
+
+    fn read_board(&mut self) {
+        let clock_pending = self.settle.mark_read();
+        self.evaluate();
+        if clock_pending {
+            self.update_last_completed_clock();
+        }
+    }
+
+    /// Reads the settled board state and applies what it shows.
+    fn evaluate(&mut self) {
+        let made_at = self.settle.since();
+        let basis = self.settle.basis();
+        let plies = self.game().ply();
+        let games = self.games.len();
+        let reading = read(
+            self.game(),
+            &self.sensed,
+            &self.phase,
+            self.clock.pending_press,
+            self.config.arbiter,
+        );
+        self.apply(reading, made_at, basis);
+        let game = self.game();
+        let explained = self.games.len() != games
+            || game.is_over()
+            || game.ply() != plies
+            || self.phase.is_restoring()
+            || self.sensed.shows_position(game.position());
+        if self.phase.settled(explained, made_at) {
+            // What was lifted while pieces were displaced says nothing
+            // about the player's intentions.
+            self.touches.clear_all();
+            let message = "the board shows the game position again (Art. 7.6)".to_owned();
+            self.alert(AlertKind::PositionRestored, None, message, None);
+        }
+    }
+
+    fn apply(&mut self, reading: Reading, made_at: Millis, basis: u64) {
+        match reading {
+            Reading::Wait => {}
+            Reading::Moves(moves) => self.record(&moves, made_at, basis),
+            Reading::Changed(m) => self.replace_last(m, made_at, basis),
+            Reading::Takeback(ply) => self.take_back(ply, made_at),
+            Reading::ResultSignal(outcome) => {
+                let message = format!(
+                    "both kings were put on the centre squares: the players signal the result {} (the convention at DGT-equipped events: both on light squares 1-0, both on dark squares 0-1, one of each 1/2-1/2); not read as moves",
+                    outcome.as_str()
+                );
+                self.alert(AlertKind::ResultSignal, None, message, None);
+                self.end_game(outcome, Termination::ResultSignal, made_at);
+            }
+            Reading::ClockWithoutMove(turn) => {
+                self.clock.pending_press[turn] = false;
+                let message = format!(
+                    "{} pressed the clock without making a move, and {} then moved (Art. 7.5.3: treated as an illegal move)",
+                    crate::event::side_name(turn),
+                    crate::event::side_name(!turn)
+                );
+                self.illegal(AlertKind::ClockWithoutMove, turn, message, None, made_at);
+            }
+            Reading::Restored(m) => self.restored(m, made_at, basis),
+            Reading::IllegalStands { illegal, reply } => {
+                self.continue_after_illegal(illegal, reply, made_at, basis)
+            }
+            Reading::NewGame => self.start_game(Chess::default(), made_at),
+            Reading::Repromoted(m) => self.repromote(m, made_at, basis),
+        }
+    }
+
+    /// A board state no move explains that stands longer than a move in
+    /// progress would: pieces displaced or knocked over (Art. 7.4, 7.6).
+    fn check_displaced(&mut self, t: Millis) {
+        if !self.config.arbiter || self.game().is_over() {
+            return;
+        }
+        match self.phase.displaced_deadline(self.config.displaced_ms) {
+            Some(due) if t >= due => {}
+            _ => return,
+        }
+        self.phase.told_displaced();
+        let board = self.game().position().board();
+        let differ: Vec<String> = Square::ALL
+            .into_iter()
+            .filter(|&sq| {
+                board.occupied().contains(sq) != self.sensed.occupied().contains(sq)
+                    || self
+                        .sensed
+                        .piece_at(sq)
+                        .is_some_and(|p| board.piece_at(sq) != Some(p))
+            })
+            .map(|sq| sq.to_string())
+            .collect();
+        let message = format!(
+            "the board differs from the game position on {} and no move explains it: pieces displaced? Nothing is recorded until the position or a legal move from it is on the board again (Art. 7.4, 7.6)",
+            differ.join(", ")
+        );
+        self.alert(AlertKind::DisplacedPieces, None, message, None);
+    }
+
+    fn setup(&mut self, fen: &shakmaty::fen::Fen, t: Millis) -> Result<(), EngineError> {
+        let pos: Chess = fen
+            .clone()
+            .into_position(CastlingMode::Standard)
+            .map_err(|e| EngineError::IllegalSetup {
+                fen: fen.to_string(),
+                reason: e.to_string(),
+            })?;
+        let game = self.game();
+        if !game.is_over() && game.ply() > 0 {
+            return Err(EngineError::SetupMidGame {
+                fen: fen.to_string(),
+                ply: game.ply(),
+            });
+        }
+        self.seq += 1;
+        self.sensed = SensedBoard::showing(pos.board());
+        self.settle.mark_read();
+        if self.game().is_over() {
+            self.start_game(pos, t);
+        } else {
+            let tags = std::mem::take(&mut self.game_mut().tags);
+            let mut game = Game::new(pos, self.seq);
+            game.tags = tags;
+            *self.game_mut() = game;
+        }
+        Ok(())
+    }
+
+    /// The arbiter removes the last recorded move of the current game: a
+    /// correction of the record at time `at`, not something the board
+    /// showed. A game that this move ended (checkmate, stalemate) goes on
+    /// ([`GameEvent::GameResumed`]); a game that ended otherwise
+    /// (resignation, flag, agreement, arbiter), or that has no move, is left
+    /// alone. Returns whether a move was removed.
+    ///
+    /// The sensors are left as they are: if the board still shows the
+    /// removed move, the next state it settles in is read against the
+    /// shortened record (the move is made again once the board changes).
+    pub fn undo_last_move(&mut self, at: Millis) -> bool {
+        let t = at.max(self.now);
+        self.advance_to(t);
+        self.now = t;
+        let game = self.game();
+        let n = game.ply();
+        let reopen = match game.termination() {
+            _ if n == 0 => return false,
+            None => false,
+            // Endings the last move brought about go when it goes.
+            Some(
+                Termination::Checkmate
+                | Termination::Stalemate
+                | Termination::DeadPosition
+                | Termination::FivefoldRepetition
+                | Termination::SeventyfiveMoves,
+            ) => true,
+            Some(_) => return false,
+        };
+        let gi = self.game_index();
+        if reopen {
+            self.game_mut().reopen();
+            self.events.push(GameEvent::GameResumed { game: gi, at: t });
+        }
+        self.game_mut().truncate(n - 1);
+        self.clock.pending_press = ByColor::default();
+        self.phase.end_irregularity();
+        self.touches.clear_all();
+        self.events.push(GameEvent::MovesRetracted {
+            game: gi,
+            ply: n - 1,
+            at: t,
+        });
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::replay_script;
+
+    fn engine(script: &str) -> Engine {
+        let mut e = replay_script("t", script, EngineConfig::default()).unwrap();
+        e.drain_events();
+        e
+    }
+
+    const TWO_MOVES: &str = "lift e2\nplace e4\npress white\nlift e7\nplace e5\npress black\n";
+
+    #[test]
+    fn undo_removes_the_last_move() {
+        let mut e = engine(TWO_MOVES);
+        assert!(e.undo_last_move(10_000));
+        assert_eq!(e.game().ply(), 1);
+        assert_eq!(
+            e.drain_events(),
+            vec![GameEvent::MovesRetracted {
+                game: 0,
+                ply: 1,
+                at: 10_000
+            }]
+        );
+        // The board still shows 1. e4 e5: the next state it settles in is
+        // read from the shortened record (here as two moves, with an alert).
+        e.push(&TimedEvent {
+            at: 11_000,
+            event: BoardEvent::Lift(shakmaty::Square::G1),
+        })
+        .unwrap();
+        e.push(&TimedEvent {
+            at: 11_300,
+            event: BoardEvent::Place(shakmaty::Square::F3, None),
+        })
+        .unwrap();
+        e.finish();
+        let sans: Vec<String> = e.game().moves().iter().map(|m| m.san.to_string()).collect();
+        assert_eq!(sans, ["e4", "e5", "Nf3"]);
+        assert!(e.undo_last_move(12_000));
+        assert!(e.undo_last_move(12_000));
+        assert!(e.undo_last_move(12_000));
+        assert!(!e.undo_last_move(12_000));
+        assert_eq!(e.game().ply(), 0);
+    }
+
+    #[test]
+    fn undo_reopens_a_mate_but_not_a_resignation() {
+        let mate = "lift f2\nplace f3\npress white\nlift e7\nplace e5\npress black\nlift g2\nplace g4\npress white\nlift d8\nplace h4\npress black\n";
+        let mut e = engine(mate);
+        assert_eq!(e.game().termination(), Some(Termination::Checkmate));
+        assert!(e.undo_last_move(20_000));
+        assert!(!e.game().is_over());
+        assert_eq!(e.game().ply(), 3);
+        let events = e.drain_events();
+        assert!(matches!(events[0], GameEvent::GameResumed { game: 0, .. }));
+        assert!(matches!(
+            events[1],
+            GameEvent::MovesRetracted {
+                game: 0,
+                ply: 3,
+                ..
+            }
+        ));
+
+        let mut e = engine(&format!("{TWO_MOVES}resign white\n"));
+        assert!(!e.undo_last_move(20_000));
+        assert_eq!(e.game().ply(), 2);
+        assert!(e.drain_events().is_empty());
+    }
+
+    fn push_all(e: &mut Engine, script: &str) {
+        for line in crate::script::parse_script("t", script).unwrap() {
+            e.push(&line.event).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_alert_is_emitted_with_its_ruling() {
+        let mut e = Engine::default();
+        // A pawn from e2 to e5, clock pressed: a completed illegal move; the
+        // first in standard play gives the opponent two minutes (Art. 7.5.5).
+        push_all(&mut e, "@0 lift e2\n@300 place e5\n@900 press white\n");
+        let rulings: Vec<Option<String>> = e
+            .drain_events()
+            .into_iter()
+            .filter_map(|ev| match ev {
+                GameEvent::Alert { alert, .. } => Some(alert.ruling),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rulings.len(), 1);
+        let ruling = rulings[0].as_deref().expect("a ruling");
+        assert!(
+            ruling.starts_with("2 minutes to black (Art. 7.5.5"),
+            "{ruling}"
+        );
+    }
+
+    #[test]
+    fn the_next_deadline_is_the_settle_then_the_displaced_time() {
+        let config = EngineConfig::default();
+        let mut e = Engine::new(config);
+        assert_eq!(e.next_deadline(), None);
+        // A knight put on a square no move reaches.
+        push_all(&mut e, "@1000 lift g1\n@1200 place g5\n");
+        assert_eq!(e.next_deadline(), Some(1200 + config.settle_ms));
+        e.advance_to(1200 + config.settle_ms);
+        // The board has shown no explained state since the knight left g1
+        // (read once it settled, at the next event).
+        let displaced_at = 1000 + config.displaced_ms;
+        assert_eq!(e.next_deadline(), Some(displaced_at));
+        e.drain_events();
+        e.advance_to(displaced_at);
+        assert!(e.drain_events().iter().any(|ev| matches!(
+            ev,
+            GameEvent::Alert { alert, .. } if alert.kind == AlertKind::DisplacedPieces
+        )));
+        assert_eq!(e.next_deadline(), None);
+    }
+
+    /// Found by the property test: a rook put on the opponent's king, the
+    /// clock pressed, then the opponent moving, made the engine look for
+    /// moves in a position without a king, and panic.
+    #[test]
+    fn an_illegal_move_that_takes_the_king_is_never_played_on() {
+        let mut e = Engine::default();
+        push_all(
+            &mut e,
+            "@0 lift a1\n@0 place e8\n@0 press white\n@0 lift a7\n@0 press black\n",
+        );
+        e.finish();
+        assert_eq!(e.game().ply(), 0);
+        assert!(e.phase().is_restoring());
+    }
+}

@@ -1,0 +1,127 @@
+//! The engine's phase: whether the record and the board are in step, and
+//! if not, what the engine waits for. Every change of phase is a method
+//! here.
+
+use shakmaty::Color;
+
+use super::illegal::Attempt;
+use crate::event::Millis;
+
+/// A settled board state that no move explains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unexplained {
+    /// When the state appeared.
+    pub since: Millis,
+    /// Whether the arbiter was told pieces are displaced.
+    pub told: bool,
+}
+
+/// Where the engine stands between the record and the board.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Phase {
+    /// The board shows the game position, or a move in progress from it.
+    #[default]
+    Playing,
+    /// The settled board shows a state no move explains: pieces displaced,
+    /// or a move not finished (Art. 7.4, 7.6).
+    Unexplained(Unexplained),
+    /// An irregularity waits for the position before it to be restored, or a
+    /// legal move from it (Art. 7.5.1).
+    Restoring {
+        /// The player who committed it.
+        offender: Color,
+        /// The illegal move as the board showed it, and when it was made.
+        attempt: Option<(Attempt, Millis)>,
+        /// What the board showed when the irregularity came: settled by the
+        /// next reading.
+        displaced: Option<Unexplained>,
+    },
+}
+
+impl Phase {
+    /// The unexplained board state, if the board shows one.
+    pub fn unexplained(&self) -> Option<Unexplained> {
+        match self {
+            Phase::Playing => None,
+            Phase::Unexplained(u) => Some(*u),
+            Phase::Restoring { displaced, .. } => *displaced,
+        }
+    }
+
+    /// Whether an irregularity waits for its restoration.
+    pub fn is_restoring(&self) -> bool {
+        matches!(self, Phase::Restoring { .. })
+    }
+
+    /// An irregularity by `offender`: the position before it must be
+    /// restored.
+    pub fn irregularity(&mut self, offender: Color, attempt: Option<(Attempt, Millis)>) {
+        *self = Phase::Restoring {
+            offender,
+            attempt,
+            displaced: self.unexplained(),
+        };
+    }
+
+    /// The irregularity is over (the position restored, play continued from
+    /// the board, or the arbiter corrected the record): returns who
+    /// committed it.
+    pub fn end_irregularity(&mut self) -> Option<Color> {
+        let Phase::Restoring {
+            offender,
+            displaced,
+            ..
+        } = *self
+        else {
+            return None;
+        };
+        *self = displaced.map_or(Phase::Playing, Phase::Unexplained);
+        Some(offender)
+    }
+
+    /// A settled state was read at `at`, and a move or the game position
+    /// explains it or not. Returns whether the arbiter, told of displaced
+    /// pieces, must now be told the position is back.
+    pub fn settled(&mut self, explained: bool, at: Millis) -> bool {
+        match (explained, self.unexplained()) {
+            (true, Some(u)) => {
+                self.set_unexplained(None);
+                u.told
+            }
+            (false, None) => {
+                self.set_unexplained(Some(Unexplained {
+                    since: at,
+                    told: false,
+                }));
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// When the arbiter is to be told of displaced pieces, if nothing
+    /// explains the board by then (an irregularity already reported waits
+    /// for its own restoration).
+    pub fn displaced_deadline(&self, displaced_ms: Millis) -> Option<Millis> {
+        match self {
+            Phase::Unexplained(Unexplained { since, told: false }) => {
+                Some(since.saturating_add(displaced_ms))
+            }
+            _ => None,
+        }
+    }
+
+    /// The arbiter was told of displaced pieces.
+    pub fn told_displaced(&mut self) {
+        if let Phase::Unexplained(u) = self {
+            u.told = true;
+        }
+    }
+
+    fn set_unexplained(&mut self, to: Option<Unexplained>) {
+        match self {
+            Phase::Restoring { displaced, .. } => *displaced = to,
+            _ => *self = to.map_or(Phase::Playing, Phase::Unexplained),
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The reading step: what a settled board state shows, given the record and
+//! the phase. Pure: it decides, [`Engine`](super::Engine) applies.
+//!
+//! A settled state that differs from the game position is explained, in
+//! this order, by: one legal move (the move is *made*, Art. 4.7); the last
+//! move, not yet completed, changed into another (Art. 4.7); the last move
+//! taken back; two legal moves in a row; an older position restored; three
+//! legal moves. When several different moves explain the state, the engine
+//! waits for more events rather than guess.
+
+use shakmaty::{ByColor, Chess, Color, Move, Outcome, Position, Square};
+
+use super::phase::Phase;
+use crate::{
+    event::Millis,
+    game::{Game, Termination, draw, win},
+    matcher::{Explanation, explain},
+    sensed::SensedBoard,
+};
+
+/// What a settled board state shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reading {
+    /// Nothing to record: the game position, a move in progress, a state
+    /// several moves explain, or one nothing explains.
+    Wait,
+    /// Moves made from the game position: one (Art. 4.7), or two or three
+    /// in a row whose positions the board never showed.
+    Moves(Vec<Move>),
+    /// The last move, not yet completed, changed into this one (Art. 4.7).
+    Changed(Move),
+    /// The board went back to the position after this many half-moves.
+    Takeback(usize),
+    /// Both kings on the centre squares: the players signal this result.
+    ResultSignal(Outcome),
+    /// The player to move pressed his clock and the opponent then moved
+    /// (Art. 7.5.3).
+    ClockWithoutMove(Color),
+    /// After an irregularity, the position before it (no move), or a legal
+    /// move from it (Art. 7.5.1).
+    Restored(Option<Move>),
+    /// After an illegal move, the opponent moved from the position it left.
+    IllegalStands {
+        /// The illegal move, and when it was made.
+        illegal: (Move, Millis),
+        /// The opponent's reply.
+        reply: Move,
+    },
+    /// The game is over and the pieces are set up for a new one.
+    NewGame,
+    /// The game seemed over by a promotion (an occupancy board reads the new
+    /// piece as a queen); the board now identifies another piece: this move.
+    Repromoted(Move),
+}
+
+/// Reads the settled board state. `pending_press`: a player pressed his
+/// clock before the board showed his move; `arbiter`: irregularities are
+/// watched for.
+pub fn read(
+    game: &Game,
+    sensed: &SensedBoard,
+    phase: &Phase,
+    pending_press: ByColor<bool>,
+    arbiter: bool,
+) -> Reading {
+    if game.is_over() {
+        return read_after_game(game, sensed);
+    }
+    if let Phase::Restoring { attempt, .. } = phase {
+        let illegal = attempt
+            .as_ref()
+            .and_then(|(a, at)| a.on_board().map(|m| (m, *at)));
+        return read_restoring(game, sensed, illegal);
+    }
+    if sensed.shows_position(game.position()) {
+        return Reading::Wait;
+    }
+    read_moves(game, sensed)
+        .or_else(|| result_signal(sensed).map(Reading::ResultSignal))
+        .or_else(|| clock_without_move(game, sensed, pending_press, arbiter))
+        .unwrap_or(Reading::Wait)
+}
+
+/// Moves made, changed or taken back; `Some(Wait)` when several moves
+/// explain the state.
+fn read_moves(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
+    let n = game.ply();
+    let since = game.basis(n);
+    let pos = game.position();
+    match explain(pos, sensed, since, 1) {
+        Explanation::Unique(moves) => return Some(Reading::Moves(moves)),
+        Explanation::Ambiguous => return Some(Reading::Wait),
+        Explanation::None => {}
+    }
+    if n > 0 && game.moves()[n - 1].completed_at.is_none() {
+        let prev = game.position_at(n - 1).expect("positions follow moves");
+        match explain(prev, sensed, game.basis(n - 1), 1) {
+            Explanation::Unique(moves) if could_move_on(game.moves()[n - 1].mv, moves[0]) => {
+                return Some(Reading::Changed(moves[0]));
+            }
+            Explanation::Unique(_) | Explanation::None => {}
+            Explanation::Ambiguous => return Some(Reading::Wait),
+        }
+    }
+    if n > 0 && sensed.shows_position(game.position_at(n - 1).expect("ply > 0")) {
+        return Some(Reading::Takeback(n - 1));
+    }
+    match explain(pos, sensed, since, 2) {
+        Explanation::Unique(moves) => return Some(Reading::Moves(moves)),
+        Explanation::Ambiguous => return Some(Reading::Wait),
+        Explanation::None => {}
+    }
+    // Positions earlier in the game never have fewer pieces.
+    let fewer = sensed.occupied().count() < pos.board().occupied().count();
+    if !fewer
+        && let Some(ply) = (0..n.saturating_sub(1))
+            .rev()
+            .find(|&ply| sensed.shows_position(game.position_at(ply).expect("ply < n")))
+    {
+        return Some(Reading::Takeback(ply));
+    }
+    match explain(pos, sensed, since, 3) {
+        Explanation::Unique(moves) => Some(Reading::Moves(moves)),
+        _ => None,
+    }
+}
+
+/// Only the position before the irregularity, or a legal move from it,
+/// brings the record back in step (Art. 7.5.1); or the opponent moved from
+/// the position the illegal move left, and play goes on from the board.
+fn read_restoring(game: &Game, sensed: &SensedBoard, illegal: Option<(Move, Millis)>) -> Reading {
+    let pos = game.position();
+    let since = game.basis(game.ply());
+    if sensed.shows_position(pos) {
+        return Reading::Restored(None);
+    }
+    if let Explanation::Unique(moves) = explain(pos, sensed, since, 1) {
+        return Reading::Restored(Some(moves[0]));
+    }
+    if let Some((mv, at)) = illegal {
+        let mut on_board = pos.clone();
+        on_board.play_unchecked(mv);
+        if let Explanation::Unique(moves) = explain(&on_board, sensed, since, 1) {
+            return Reading::IllegalStands {
+                illegal: (mv, at),
+                reply: moves[0],
+            };
+        }
+    }
+    Reading::Wait
+}
+
+/// A game over: a new one starts when the pieces are set up again; or a
+/// promotion that seemed to end it was corrected.
+fn read_after_game(game: &Game, sensed: &SensedBoard) -> Reading {
+    if sensed.shows(Chess::default().board()) {
+        return Reading::NewGame;
+    }
+    repromoted(game, sensed).map_or(Reading::Wait, Reading::Repromoted)
+}
+
+/// A pawn put on the last rank of an occupancy board reads as a queen,
+/// which may mate or stalemate at once; when the board then identifies
+/// another piece replacing the pawn, that was the promotion (Art. 4.7.3:
+/// the move is made when the new piece is released), so the game goes on
+/// from the corrected move.
+fn repromoted(game: &Game, sensed: &SensedBoard) -> Option<Move> {
+    let n = game.ply();
+    if n == 0
+        || !matches!(
+            game.termination(),
+            Some(Termination::Checkmate | Termination::Stalemate)
+        )
+    {
+        return None;
+    }
+    let last = game.moves()[n - 1].mv;
+    if !last.is_promotion() || sensed.shows_position(game.position()) {
+        return None;
+    }
+    let prev = game.position_at(n - 1).expect("ply > 0");
+    match explain(prev, sensed, game.basis(n - 1), 1) {
+        Explanation::Unique(moves) if same_move_in_hand(last, moves[0]) && last != moves[0] => {
+            Some(moves[0])
+        }
+        _ => None,
+    }
+}
+
+/// The player to move pressed his clock and the opponent then moved: the
+/// clock was pressed without a move (Art. 7.5.3).
+fn clock_without_move(
+    game: &Game,
+    sensed: &SensedBoard,
+    pending_press: ByColor<bool>,
+    arbiter: bool,
+) -> Option<Reading> {
+    let turn = game.position().turn();
+    if !arbiter || !pending_press[turn] {
+        return None;
+    }
+    let passed = game.position().clone().swap_turn().ok()?;
+    match explain(&passed, sensed, game.basis(game.ply()), 1) {
+        Explanation::Unique(_) => Some(Reading::ClockWithoutMove(turn)),
+        _ => None,
+    }
+}
+
+/// Whether the board can show `new` after `old` was made from the same
+/// position without the opponent moving. A piece that captured and moved on
+/// leaves the captured piece off the board, which no single move from the
+/// earlier position shows; so a capture can only change into a capture on
+/// the same square (another promotion piece). Otherwise a state that looks
+/// like another move is the opponent starting his own.
+fn could_move_on(old: Move, new: Move) -> bool {
+    match (old.capture(), new.capture()) {
+        (None, _) => true,
+        (Some(_), Some(_)) => old.to() == new.to(),
+        (Some(_), None) => false,
+    }
+}
+
+/// Whether changing `old` into `new` is still the same move in the player's
+/// hand: the promotion piece chosen after the pawn touched the last rank, or
+/// castling after the rook was put down first.
+pub(super) fn same_move_in_hand(old: Move, new: Move) -> bool {
+    match (old, new) {
+        (Move::Normal { from: a, to: b, .. }, Move::Normal { from: c, to: d, .. }) => {
+            a == c && b == d
+        }
+        (
+            Move::Normal {
+                role: shakmaty::Role::Rook,
+                from,
+                to,
+                ..
+            },
+            Move::Castle { king, rook },
+        ) => {
+            let turn = if king.rank() == shakmaty::Rank::First {
+                Color::White
+            } else {
+                Color::Black
+            };
+            let side = new.castling_side().expect("castle has a side");
+            from == rook && to == side.rook_to(turn)
+        }
+        _ => false,
+    }
+}
+
+/// Both kings on the centre squares, identified by the board: the result
+/// the players signal (light squares d5 and e4 for White's win, dark d4 and
+/// e5 for Black's, one of each for a draw).
+fn result_signal(sensed: &SensedBoard) -> Option<Outcome> {
+    let centre = [Square::D4, Square::D5, Square::E4, Square::E5];
+    let find = |king: shakmaty::Piece| {
+        centre
+            .into_iter()
+            .find(|&sq| sensed.piece_at(sq) == Some(king))
+    };
+    let white = find(Color::White.king())?;
+    let black = find(Color::Black.king())?;
+    Some(match (white.is_light(), black.is_light()) {
+        (true, true) => win(Color::White),
+        (false, false) => win(Color::Black),
+        _ => draw(),
+    })
+}

@@ -1,0 +1,176 @@
+//! Changes to the record: moves made, changed, taken back; games started;
+//! alerts, each built whole before it is emitted.
+
+use shakmaty::{ByColor, Chess, Color, Move, Position};
+
+use super::{Engine, GameEvent, read::same_move_in_hand};
+use crate::{
+    alert::{Alert, AlertKind},
+    event::Millis,
+    game::Game,
+};
+
+impl Engine {
+    /// Records moves the board showed made at `made_at`, by the board event
+    /// numbered `basis`.
+    pub(super) fn record(&mut self, moves: &[Move], made_at: Millis, basis: u64) {
+        let before = (moves.len() == 1).then(|| self.game().position().clone());
+        let gi = self.game_index();
+        let first_ply = self.game().ply() + 1;
+        for &m in moves {
+            // A later move completes every earlier one (Art. 6.2.1.2).
+            self.complete_all(made_at);
+            let mover = self.game().position().turn();
+            self.game_mut().push_move(m, made_at, basis);
+            let ply = self.game().ply();
+            let san = self.game().moves()[ply - 1].san.to_string();
+            self.events.push(GameEvent::MoveMade {
+                game: gi,
+                ply,
+                san,
+                at: made_at,
+            });
+            if std::mem::take(&mut self.clock.pending_press[mover]) {
+                // The clock was pressed before the board showed the move.
+                self.complete_all(made_at);
+            }
+        }
+        if let ([m], Some(before)) = (moves, before) {
+            self.check_touch_move(&before, *m);
+        }
+        // Touches older than the position before the last move are never
+        // asked about again.
+        let n = self.game().ply();
+        let oldest = self.game().basis(n.saturating_sub(1));
+        self.sensed.forget_until(oldest);
+        if moves.len() > 1 {
+            let sans: Vec<String> = self.game().moves()[first_ply - 1..]
+                .iter()
+                .map(|m| m.san.to_string())
+                .collect();
+            let message = format!(
+                "the board showed {} moves at once without the positions between them; recorded {} (check them against the scoresheets)",
+                moves.len(),
+                sans.join(" ")
+            );
+            self.alert(AlertKind::MovesInferred, None, message, None);
+        }
+        self.check_game_over(made_at);
+    }
+
+    /// The last move, not yet completed, was changed into `m` (Art. 4.7).
+    pub(super) fn replace_last(&mut self, m: Move, made_at: Millis, basis: u64) {
+        let gi = self.game_index();
+        let n = self.game().ply();
+        let old = self.game().moves()[n - 1].clone();
+        let mover = self.game().mover(n);
+        self.game_mut().truncate(n - 1);
+        self.events.push(GameEvent::MovesRetracted {
+            game: gi,
+            ply: n - 1,
+            at: made_at,
+        });
+        self.game_mut().push_move(m, made_at, basis);
+        let new_san = self.game().moves()[n - 1].san.to_string();
+        self.events.push(GameEvent::MoveMade {
+            game: gi,
+            ply: n,
+            san: new_san.clone(),
+            at: made_at,
+        });
+        if let Some(before) = self.game().position_at(n - 1).cloned() {
+            self.check_touch_move(&before, m);
+        }
+        if !same_move_in_hand(old.mv, m) {
+            let message = format!(
+                "{} was released as a legal move, then changed into {} before the clock was pressed; a piece released on a square as a legal move may not be moved to another square (Art. 4.7). Recorded: {}",
+                old.san, new_san, new_san
+            );
+            self.alert(AlertKind::MoveChanged, Some(mover), message, None);
+        }
+        if std::mem::take(&mut self.clock.pending_press[mover]) {
+            self.complete_all(made_at);
+        }
+        self.check_game_over(made_at);
+    }
+
+    /// A promotion that seemed to end the game was another piece: the game
+    /// goes on from the corrected move.
+    pub(super) fn repromote(&mut self, m: Move, made_at: Millis, basis: u64) {
+        self.game_mut().reopen();
+        self.events.push(GameEvent::GameResumed {
+            game: self.game_index(),
+            at: made_at,
+        });
+        self.replace_last(m, made_at, basis);
+    }
+
+    /// The board went back to the position after `ply` moves.
+    pub(super) fn take_back(&mut self, ply: usize, at: Millis) {
+        let gi = self.game_index();
+        let n = self.game().ply();
+        let removed: Vec<String> = self.game().moves()[ply..]
+            .iter()
+            .map(|m| m.san.to_string())
+            .collect();
+        let side = (n - ply == 1).then(|| self.game().mover(n));
+        self.game_mut().truncate(ply);
+        self.clock.pending_press = ByColor::default();
+        self.events
+            .push(GameEvent::MovesRetracted { game: gi, ply, at });
+        let message = format!(
+            "the board went back to the position before {}: removed from the record",
+            removed.join(" ")
+        );
+        self.alert(AlertKind::Takeback, side, message, None);
+    }
+
+    /// Touch-move (Art. 4.3, 4.4) checked against move `m` played from
+    /// `before`: advisory alerts.
+    fn check_touch_move(&mut self, before: &Chess, m: Move) {
+        let mover = before.turn();
+        for breach in self.touches.breaches(before, m) {
+            let message = format!(
+                "{} {breach}; advisory: the board cannot tell a touch from an adjustment announced with \"j'adoube\" (Art. 4.2)",
+                crate::event::side_name(mover)
+            );
+            self.alert(AlertKind::TouchMove, Some(mover), message, None);
+        }
+    }
+
+    pub(super) fn start_game(&mut self, start: Chess, at: Millis) {
+        let mut game = Game::new(start, self.seq);
+        for (name, value) in std::mem::take(&mut self.pending_tags) {
+            game.set_tag(&name, &value);
+        }
+        self.games.push(game);
+        self.clock.pending_press = ByColor::default();
+        self.touches.clear_all();
+        self.events.push(GameEvent::GameStarted {
+            game: self.game_index(),
+            at,
+        });
+    }
+
+    /// Raises an alert, whole: recorded with the game and emitted.
+    pub(super) fn alert(
+        &mut self,
+        kind: AlertKind,
+        side: Option<Color>,
+        message: String,
+        ruling: Option<String>,
+    ) {
+        let alert = Alert {
+            kind,
+            ply: self.game().ply(),
+            side,
+            message,
+            ruling,
+        };
+        self.game_mut().alerts.push(alert.clone());
+        self.events.push(GameEvent::Alert {
+            game: self.game_index(),
+            alert,
+        });
+    }
+}
