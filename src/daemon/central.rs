@@ -600,6 +600,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         token,
         token_path,
         token_created,
+        lock: None,
     })
 }
 

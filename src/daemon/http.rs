@@ -20,7 +20,7 @@ use std::{
 
 use axum::{
     Router,
-    body::Bytes,
+    body::Body,
     extract::{Path, Query, State},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{
@@ -31,7 +31,7 @@ use axum::{
 };
 use serde::Deserialize;
 use serde_json::json;
-use tokio_stream::{StreamExt, wrappers::BroadcastStream};
+use tokio_stream::StreamExt;
 
 use super::{
     action::Action,
@@ -56,7 +56,19 @@ pub struct AppState {
     pub token: Arc<str>,
     /// The event's name and round, for the dashboard.
     pub title: Arc<str>,
+    /// Permits for concurrent event streams; none left: 503.
+    pub streams: Arc<tokio::sync::Semaphore>,
 }
+
+/// How many event streams may be open at once (`/events` answers 503 past it).
+pub const MAX_EVENT_STREAMS: usize = 1_000;
+
+/// The largest action body: an action is a few hundred bytes of JSON.
+pub const MAX_ACTION_BODY: usize = 16 * 1024;
+
+/// The dashboard's policy: only its own inline script and style, requests
+/// to its own origin, and never inside another site's frame.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 impl AppState {
     fn board(&self, id: &str) -> Option<&BoardHandle> {
@@ -83,11 +95,40 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
 
 /// The dashboard with the boards' state in it, so that the page shows the
 /// boards without waiting for a second request.
-async fn dashboard(State(app): State<AppState>) -> Html<String> {
-    // `</` inside the JSON would end the script element early; `<\/` is the
-    // same JSON string.
-    let boards = boards_json(&app).to_string().replace("</", "<\\/");
-    Html(DASHBOARD.replacen("/*BOARDS*/", &boards, 1))
+async fn dashboard(State(app): State<AppState>) -> Response {
+    let boards = script_safe_json(&boards_json(&app));
+    (
+        [
+            (
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+            ),
+            (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+        ],
+        Html(DASHBOARD.replacen("/*BOARDS*/", &boards, 1)),
+    )
+        .into_response()
+}
+
+/// JSON that can sit inside a `<script>` element: no `<` (which could
+/// start `</script>` or `<!--`), `>` or `&` is left as itself; each is the
+/// same JSON string written as a `\u` escape.
+fn script_safe_json(value: &serde_json::Value) -> String {
+    let text = value.to_string();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A PGN body with a strong ETag; 304 when the client has it already.
@@ -185,8 +226,10 @@ async fn action(
     State(app): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
+    // The token is checked before a byte of the body is read: a client
+    // without it cannot make the daemon buffer anything.
     if !authorized(&headers, &app.token) {
         let mut r = error(
             StatusCode::UNAUTHORIZED,
@@ -198,6 +241,15 @@ async fn action(
     }
     let Some(board) = app.board(&id) else {
         return error(StatusCode::NOT_FOUND, format!("no board '{id}'"));
+    };
+    let body = match axum::body::to_bytes(body, MAX_ACTION_BODY).await {
+        Ok(body) => body,
+        Err(_) => {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("an action is at most {MAX_ACTION_BODY} bytes"),
+            );
+        }
     };
     let action: Action = match serde_json::from_slice(&body) {
         Ok(a) => a,
@@ -265,24 +317,70 @@ async fn events(
             }
         },
     };
-    let sub = app.hub.subscribe(after);
-    let head: Vec<Event> = sub
-        .resync
-        .then(resync)
-        .into_iter()
-        .chain(sub.backlog.iter().map(|p| sse_event(p)))
-        .collect();
-    let live = BroadcastStream::new(sub.live).map(|r| match r {
-        Ok(p) => sse_event(&p),
-        // The client fell too far behind: it must reload the boards.
-        Err(_) => resync(),
-    });
-    let stream = tokio_stream::iter(head)
-        .chain(live)
-        .map(Ok::<Event, Infallible>);
+    let Ok(permit) = Arc::clone(&app.streams).try_acquire_owned() else {
+        let mut r = error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("{MAX_EVENT_STREAMS} event streams are open already; retry later"),
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("10"));
+        return r;
+    };
+    // A task per stream feeds a small channel: it takes the next page of
+    // the backlog only when the client has read the previous events, so a
+    // client that does not read holds a few events, not the backlog.
+    let (tx, rx) = tokio::sync::mpsc::channel(PAGE);
+    tokio::spawn(feed_stream(Arc::clone(&app.hub), after, tx, permit));
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx).map(Ok::<Event, Infallible>);
     Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// How many backlog events a catching-up client is sent per page.
+const PAGE: usize = 256;
+
+/// Sends a stream's events: the backlog after `after` a page at a time,
+/// then the live events; a client too far behind gets `resync`. Ends when
+/// the client goes (the permit is released with it).
+async fn feed_stream(
+    hub: Arc<Hub>,
+    after: Option<EventId>,
+    tx: tokio::sync::mpsc::Sender<Event>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    let mut live = match after {
+        None => hub.subscribe(None).live,
+        Some(mut cursor) => loop {
+            let page = hub.page(cursor, PAGE);
+            if page.resync && tx.send(resync()).await.is_err() {
+                return;
+            }
+            for p in &page.events {
+                if tx.send(sse_event(p)).await.is_err() {
+                    return;
+                }
+                cursor = p.id;
+            }
+            if let Some(live) = page.live {
+                break live;
+            }
+        },
+    };
+    loop {
+        let event = tokio::select! {
+            r = live.recv() => match r {
+                Ok(p) => sse_event(&p),
+                // The client fell too far behind: it must reload the boards.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => resync(),
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            },
+            () = tx.closed() => return,
+        };
+        if tx.send(event).await.is_err() {
+            return;
+        }
+    }
 }
 
 #[cfg(test)]

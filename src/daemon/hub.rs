@@ -131,6 +131,18 @@ pub struct Subscription {
     pub live: broadcast::Receiver<Arc<Published>>,
 }
 
+/// One page of the log for a client catching up (see [`Hub::page`]).
+#[derive(Debug)]
+pub struct Page {
+    /// The events, in order.
+    pub events: Vec<Arc<Published>>,
+    /// Events after the client's id were dropped from the log: it must
+    /// reload.
+    pub resync: bool,
+    /// Set on the last page: the live events after it.
+    pub live: Option<broadcast::Receiver<Arc<Published>>>,
+}
+
 impl Hub {
     /// A hub whose log holds the events replayed from the journals (any
     /// order); new lines are numbered after `max_g`.
@@ -261,6 +273,24 @@ impl Hub {
         let backlog = inner.log.range(start..).cloned().collect();
         Subscription {
             backlog,
+            resync,
+            live,
+        }
+    }
+
+    /// Up to `limit` logged events after `after`, for a client catching up
+    /// page by page: the lock is held only to copy one page. When the page
+    /// reaches the newest event the client is subscribed to the live events
+    /// under the same lock, so that nothing falls between the two.
+    pub fn page(&self, after: EventId, limit: usize) -> Page {
+        let inner = self.lock();
+        let resync = inner.evicted.is_some_and(|e| after < e);
+        let start = inner.log.partition_point(|p| p.id <= after);
+        let end = inner.log.len().min(start.saturating_add(limit));
+        let events: Vec<Arc<Published>> = inner.log.range(start..end).cloned().collect();
+        let live = (end == inner.log.len()).then(|| self.tx.subscribe());
+        Page {
+            events,
             resync,
             live,
         }

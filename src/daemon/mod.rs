@@ -26,8 +26,10 @@ pub mod http;
 pub mod hub;
 pub mod journal;
 pub mod loadtest;
+pub mod lock;
 pub mod nats;
 pub mod publish;
+pub mod server;
 
 use std::{
     collections::HashMap,
@@ -102,6 +104,9 @@ pub enum DaemonError {
     /// A bad command-line value.
     #[error("{0}")]
     Usage(String),
+    /// Another daemon runs on the same data directory.
+    #[error(transparent)]
+    Lock(#[from] lock::LockError),
     /// The NATS broker refused something the daemon cannot go on without.
     #[error("NATS {url}: {message}")]
     Nats {
@@ -172,6 +177,8 @@ pub struct Daemon {
     pub token_path: PathBuf,
     /// The token was created by this start.
     pub token_created: bool,
+    /// The data directory's lock, held while the daemon runs.
+    pub lock: Option<lock::DirLock>,
 }
 
 /// Reads a board's source into the events it will play.
@@ -375,6 +382,9 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         path: dir.clone(),
         source,
     })?;
+    // Before anything is read or written: a second daemon on the same
+    // journals would interleave its lines with ours.
+    let lock = lock::lock_data_dir(&spec.data_dir)?;
     let (token, token_path, token_created) = load_or_create_token(&spec.data_dir)?;
     let round = Arc::new(spec.round.clone());
     let mut replayed: Vec<Published> = Vec::new();
@@ -402,6 +412,7 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         token,
         token_path,
         token_created,
+        lock: Some(lock),
     })
 }
 
@@ -433,13 +444,10 @@ fn serve_http(
         hub: Arc::clone(hub),
         token: token.into(),
         title: format!("{}, round {}", round.event, round.round).into(),
+        streams: Arc::new(tokio::sync::Semaphore::new(http::MAX_EVENT_STREAMS)),
     };
     let router = http::router(app);
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router).await {
-            tracing::error!("HTTP server stopped: {e}");
-        }
-    });
+    tokio::spawn(server::serve(listener, router));
 }
 
 /// Options shared by `run` and `demo`.

@@ -976,3 +976,153 @@ fn issue_9_live_and_replayed_events_agree_across_displacement_and_undo() {
         eprintln!("notice: chromium is not installed; the dashboard part is skipped");
     }
 }
+
+// === issue 11: faults and abuse ===
+
+/// A second daemon on the same data directory exits at once, naming the
+/// directory and the pid of the one that holds it.
+#[test]
+fn issue_11_second_daemon_on_a_data_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = script_board(dir.path(), "Lock Cup", SCRIPT);
+    let first = Daemon::start(&run_args(&config, &data, "1"));
+    let out = Command::new(env!("CARGO_BIN_EXE_eboard"))
+        .args(run_args(&config, &data, "1"))
+        .args(["--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run a second eboard");
+    assert!(!out.status.success(), "the second daemon must not run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(data.to_str().unwrap()), "{stderr}");
+    assert!(
+        stderr.contains(&format!("pid {}", first.child.id())),
+        "{stderr}"
+    );
+    // SIGKILL leaves no stale lock.
+    first.kill();
+    let again = Daemon::start(&run_args(&config, &data, "1"));
+    assert_eq!(again.get("/boards").status, 200);
+}
+
+/// An unauthenticated 5 MB body is refused with 401 before it is read.
+#[test]
+fn issue_11_unauthenticated_large_body_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = script_board(dir.path(), "Body Cup", SCRIPT);
+    let d = Daemon::start(&run_args(&config, &data, "1"));
+    let size = 5 * 1024 * 1024;
+    let mut stream = connect(&d.addr);
+    let head = format!(
+        "POST /boards/1/actions HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n\r\n",
+        d.addr
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    // The body goes out on another thread: the server answers without
+    // reading it, so the writes may block or fail, and that is fine.
+    let sender = std::thread::spawn(move || {
+        let chunk = vec![b' '; 64 * 1024];
+        for _ in 0..size / chunk.len() {
+            if writer.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+    });
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !raw.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&raw);
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+    let _ = sender.join();
+}
+
+/// Connections that never finish their headers are closed (within 30 s),
+/// and the boards keep answering meanwhile.
+#[test]
+fn issue_11_half_sent_requests_are_closed_and_boards_keep_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = script_board(dir.path(), "Slow Cup", SCRIPT);
+    let d = Daemon::start(&run_args(&config, &data, "1"));
+    let mut slow: Vec<TcpStream> = (0..100)
+        .map(|_| {
+            let mut s = connect(&d.addr);
+            s.write_all(b"GET /boards HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                .unwrap();
+            s
+        })
+        .collect();
+    assert_eq!(d.get("/boards").status, 200, "answers beside them");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut closed = vec![false; slow.len()];
+    while closed.iter().any(|c| !c) {
+        assert!(
+            Instant::now() < deadline,
+            "{} of 100 half-sent requests still open after 30 s",
+            closed.iter().filter(|c| !**c).count()
+        );
+        assert_eq!(d.get("/boards").status, 200);
+        for (s, c) in slow.iter_mut().zip(closed.iter_mut()) {
+            if *c {
+                continue;
+            }
+            s.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
+            let mut buf = [0u8; 1024];
+            match s.read(&mut buf) {
+                Ok(0) => *c = true,
+                // A 408 answer before the close: read on.
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => *c = true,
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A player name that tries to end the embedded script leaves the page
+/// working: the boards are shown in headless Chromium, and the page is
+/// sent with a content-security policy and framing refused.
+#[test]
+fn issue_11_hostile_player_name_leaves_the_dashboard_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "Evil <!--<script>alert(1)</script>";
+    let (config, data) = script_board(dir.path(), "Name Cup", SCRIPT);
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("name = \"A\"", &format!("name = \"{name}\""));
+    std::fs::write(&config, text).unwrap();
+    let d = Daemon::start(&run_args(&config, &data, "10"));
+    d.wait_boards(30, |b| b["ply"].as_u64().unwrap_or(0) >= 2);
+    let page = d.get("/");
+    assert_eq!(page.status, 200);
+    assert!(!page.body.contains("<!--<script>"), "escaped in the page");
+    assert!(
+        page.headers
+            .get("content-security-policy")
+            .is_some_and(|v| v.contains("frame-ancestors 'none'")),
+        "{:?}",
+        page.headers
+    );
+    assert_eq!(
+        page.headers.get("x-frame-options").map(String::as_str),
+        Some("DENY")
+    );
+    let Some(browser) = chromium() else {
+        eprintln!("notice: chromium is not installed; the browser half is skipped");
+        return;
+    };
+    let dom = dump_dom(&browser, dir.path(), &d.addr);
+    assert!(dom.contains("id=\"last-1\""), "board 1 is shown:\n{dom}");
+    assert!(dom.contains("Evil"), "the name is shown as text:\n{dom}");
+}
