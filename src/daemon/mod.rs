@@ -63,7 +63,6 @@ pub enum DaemonError {
         board: u32,
         /// The source as configured.
         source_text: String,
-        /// Why.
         message: String,
     },
     /// A hardware board, which this build cannot read yet.
@@ -82,17 +81,13 @@ pub enum DaemonError {
     /// A file or directory of the data directory.
     #[error("{path}: {source}")]
     Io {
-        /// The path.
         path: PathBuf,
-        /// The failure.
         source: std::io::Error,
     },
     /// The listen address cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
-        /// The address.
         addr: SocketAddr,
-        /// The failure.
         source: std::io::Error,
     },
     /// A bad command-line value.
@@ -152,7 +147,6 @@ pub struct Daemon {
     pub addr: SocketAddr,
     /// The event hub.
     pub hub: Arc<Hub>,
-    /// The boards.
     pub boards: Arc<Vec<BoardHandle>>,
     /// The arbiters' token.
     pub token: String,
