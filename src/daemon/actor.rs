@@ -45,12 +45,19 @@ pub struct ActionDone {
     pub g: u64,
 }
 
-enum Command {
+/// What the HTTP server asks of a board.
+#[derive(Debug)]
+pub enum Command {
+    /// Take an arbiter action.
     Action {
+        /// The action.
         action: Action,
+        /// The outcome.
         reply: oneshot::Sender<Result<ActionDone, ActionError>>,
     },
+    /// Show the board's detail.
     Detail {
+        /// The detail.
         reply: oneshot::Sender<serde_json::Value>,
     },
 }
@@ -65,6 +72,16 @@ pub struct BoardHandle {
 }
 
 impl BoardHandle {
+    /// A handle on a board that another task runs (the central's boards):
+    /// it answers the commands sent on `tx` and keeps `snapshot` current.
+    pub fn new(
+        id: u32,
+        tx: mpsc::Sender<Command>,
+        snapshot: watch::Receiver<Snapshot>,
+    ) -> BoardHandle {
+        BoardHandle { id, tx, snapshot }
+    }
+
     /// The latest snapshot.
     pub fn snapshot(&self) -> Snapshot {
         self.snapshot.borrow().clone()

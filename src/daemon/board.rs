@@ -294,6 +294,15 @@ impl BoardState {
 
 // Arbiter actions: checked against the board, then folded in.
 impl BoardState {
+    /// Raises an alert that no line of the board's journal carries (a
+    /// central that sees the board published by two hall nodes); returns
+    /// its event.
+    pub fn raise_alert(&mut self, kind: &str, message: String) -> Vec<Payload> {
+        let mut out = Vec::new();
+        self.raise(kind.to_owned(), None, message, None, &mut out);
+        out
+    }
+
     /// Checks an action against the board as it is, without changing it.
     pub fn check(&self, action: &Action, at: Millis) -> Result<(), ActionError> {
         let over = |what: &str| {

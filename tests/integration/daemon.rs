@@ -25,20 +25,25 @@ use crate::util::root;
 
 // === the daemon as a child process ===
 
-struct Daemon {
+pub(crate) struct Daemon {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
 }
 
 impl Daemon {
     /// Starts `eboard <args>` and waits (at most 60 s) until it listens.
-    fn start(args: &[&str]) -> Daemon {
+    pub(crate) fn start(args: &[&str]) -> Daemon {
+        Daemon::start_logged(args, Stdio::inherit())
+    }
+
+    /// The same, its log (warnings and errors) going to `log`.
+    pub(crate) fn start_logged(args: &[&str], log: Stdio) -> Daemon {
         let mut child = Command::new(env!("CARGO_BIN_EXE_eboard"))
             .args(args)
             .args(["--listen", "127.0.0.1:0"])
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(log)
             .spawn()
             .expect("start eboard");
         let stdout = child.stdout.take().expect("stdout");
@@ -61,23 +66,23 @@ impl Daemon {
     }
 
     /// SIGKILL: no chance to clean up.
-    fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 
-    fn get(&self, path: &str) -> Response {
+    pub(crate) fn get(&self, path: &str) -> Response {
         http(&self.addr, "GET", path, &[], None)
     }
 
-    fn json(&self, path: &str) -> serde_json::Value {
+    pub(crate) fn json(&self, path: &str) -> serde_json::Value {
         let r = self.get(path);
         assert_eq!(r.status, 200, "GET {path}: {}", r.body);
         serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("GET {path}: {e}: {}", r.body))
     }
 
     /// Polls `/boards` (at most `secs`) until `done` holds for every board.
-    fn wait_boards(
+    pub(crate) fn wait_boards(
         &self,
         secs: u64,
         done: impl Fn(&serde_json::Value) -> bool,
@@ -106,10 +111,10 @@ impl Drop for Daemon {
 
 // === a small HTTP/1.1 client ===
 
-struct Response {
-    status: u16,
-    headers: HashMap<String, String>,
-    body: String,
+pub(crate) struct Response {
+    pub(crate) status: u16,
+    pub(crate) headers: HashMap<String, String>,
+    pub(crate) body: String,
 }
 
 fn connect(addr: &str) -> TcpStream {
@@ -121,7 +126,7 @@ fn connect(addr: &str) -> TcpStream {
     stream
 }
 
-fn http(
+pub(crate) fn http(
     addr: &str,
     method: &str,
     path: &str,
@@ -190,13 +195,13 @@ fn http(
 // === a server-sent-events client ===
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Sse {
-    id: String,
-    kind: String,
-    data: serde_json::Value,
+pub(crate) struct Sse {
+    pub(crate) id: String,
+    pub(crate) kind: String,
+    pub(crate) data: serde_json::Value,
 }
 
-struct SseReader {
+pub(crate) struct SseReader {
     stream: TcpStream,
     raw: Vec<u8>,
     body: Vec<u8>,
@@ -205,7 +210,7 @@ struct SseReader {
 }
 
 impl SseReader {
-    fn open(addr: &str, last_event_id: Option<&str>) -> SseReader {
+    pub(crate) fn open(addr: &str, last_event_id: Option<&str>) -> SseReader {
         let mut stream = connect(addr);
         stream
             .set_read_timeout(Some(Duration::from_millis(200)))
@@ -231,7 +236,7 @@ impl SseReader {
     }
 
     /// The next event with an id, or `None` when none came before `deadline`.
-    fn next(&mut self, deadline: Instant) -> Option<Sse> {
+    pub(crate) fn next(&mut self, deadline: Instant) -> Option<Sse> {
         loop {
             while let Some(nl) = self.body.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = self.body.drain(..=nl).collect();
@@ -300,22 +305,22 @@ impl SseReader {
     }
 }
 
-fn id_key(id: &str) -> (u64, u32) {
+pub(crate) fn id_key(id: &str) -> (u64, u32) {
     let (g, k) = id.split_once('.').unwrap();
     (g.parse().unwrap(), k.parse().unwrap())
 }
 
 // === the games ===
 
-fn demo_pgn() -> PathBuf {
+pub(crate) fn demo_pgn() -> PathBuf {
     root().join("pgn/demo-round.pgn")
 }
 
-fn demo_games() -> Vec<ImportedGame> {
+pub(crate) fn demo_games() -> Vec<ImportedGame> {
     read_games(std::fs::File::open(demo_pgn()).unwrap()).unwrap()
 }
 
-fn sans(game: &ImportedGame) -> Vec<String> {
+pub(crate) fn sans(game: &ImportedGame) -> Vec<String> {
     let mut pos = game.start.clone();
     game.moves
         .iter()
