@@ -45,14 +45,20 @@ struct Tail {
     offset: u64,
     /// The last line the broker acknowledged.
     published: u64,
-    /// Lines read, not yet acknowledged, in order.
-    queued: VecDeque<(u64, Bytes)>,
+    /// Lines read, not yet acknowledged, in order: `(seq, g, line)`.
+    queued: VecDeque<(u64, u64, Bytes)>,
 }
 
 #[derive(serde::Deserialize)]
 struct SeqOnly {
     seq: u64,
+    #[serde(default)]
+    g: u64,
 }
+
+/// For the load test: when the input of each line the broker stored (by
+/// stream sequence) entered the hall node.
+pub type AckProbe = Arc<std::sync::Mutex<std::collections::HashMap<u64, std::time::Instant>>>;
 
 impl Tail {
     /// Reads the complete lines appended since the last read (up to the
@@ -91,7 +97,8 @@ impl Tail {
                 Ok(l) if l.seq > self.published => {
                     let last = self.queued.back().map_or(self.published, |q| q.0);
                     if l.seq > last {
-                        self.queued.push_back((l.seq, Bytes::copy_from_slice(line)));
+                        self.queued
+                            .push_back((l.seq, l.g, Bytes::copy_from_slice(line)));
                     }
                 }
                 Ok(_) => {}
@@ -112,9 +119,10 @@ pub fn spawn(
     settings: NatsSettings,
     journals: Vec<(u32, PathBuf)>,
     hub: Arc<Hub>,
+    probe: Option<AckProbe>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        if let Err(e) = run(settings, journals, hub).await {
+        if let Err(e) = run(settings, journals, hub, probe).await {
             tracing::error!("publishing stopped: {e}");
         }
     })
@@ -124,6 +132,7 @@ async fn run(
     settings: NatsSettings,
     journals: Vec<(u32, PathBuf)>,
     hub: Arc<Hub>,
+    probe: Option<AckProbe>,
 ) -> Result<(), super::DaemonError> {
     let client = settings.connect().await?;
     let js = jetstream::new(client);
@@ -185,7 +194,8 @@ async fn run(
             }
             continue;
         }
-        if let Err(e) = send(&settings, &js, &mut tails).await {
+        let probe = probe.as_ref().map(|p| (p, &*hub));
+        if let Err(e) = send(&settings, &js, &mut tails, probe).await {
             tracing::warn!(
                 "NATS {}: cannot publish ({e}); recording goes on, the journals are published when the broker is back",
                 settings.url
@@ -234,11 +244,12 @@ async fn send(
     settings: &NatsSettings,
     js: &jetstream::Context,
     tails: &mut [Tail],
+    probe: Option<(&AckProbe, &Hub)>,
 ) -> Result<(), String> {
     let mut sent = Vec::new();
     let mut first_error = None;
     'boards: for (i, t) in tails.iter().enumerate() {
-        for (seq, line) in &t.queued {
+        for (seq, g, line) in &t.queued {
             if sent.len() >= BATCH {
                 break 'boards;
             }
@@ -252,7 +263,7 @@ async fn send(
             )
             .await;
             match attempt {
-                Ok(Ok(ack)) => sent.push((i, *seq, ack)),
+                Ok(Ok(ack)) => sent.push((i, *seq, *g, ack)),
                 Ok(Err(e)) => {
                     first_error.get_or_insert(e.to_string());
                     break 'boards;
@@ -265,13 +276,21 @@ async fn send(
         }
     }
     let mut broken = vec![false; tails.len()];
-    for (i, seq, ack) in sent {
+    for (i, seq, g, ack) in sent {
         let result = ack.await;
         let t = &mut tails[i];
         match result {
-            Ok(_) if !broken[i] && t.queued.front().is_some_and(|q| q.0 == seq) => {
+            Ok(ack) if !broken[i] && t.queued.front().is_some_and(|q| q.0 == seq) => {
                 t.queued.pop_front();
                 t.published = seq;
+                if let Some((probe, hub)) = probe
+                    && let Some(entered) = hub.entered(g)
+                {
+                    probe
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(ack.sequence, entered);
+                }
             }
             Ok(_) => {}
             Err(e) => {
@@ -326,7 +345,7 @@ mod tests {
         // Line 1 is published already; line 3 is not complete yet.
         assert_eq!(seqs(&t), [2]);
         assert_eq!(
-            &t.queued[0].1[..],
+            &t.queued[0].2[..],
             br#"{"seq":2,"g":3,"at":5,"type":"tick"}"#
         );
         writeln!(f, ":4,\"at\":6,\"type\":\"tick\"}}").unwrap();
