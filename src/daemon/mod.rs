@@ -232,6 +232,7 @@ pub fn sim_options(seed: u64) -> SimOptions {
         occupancy: false,
         clock: true,
         noise: Noise::Human,
+        ..SimOptions::default()
     }
 }
 

@@ -4,6 +4,7 @@ mod analyze;
 mod cli;
 mod corpus;
 mod daemon;
+mod hostile;
 mod properties;
 mod rules;
 mod scripts;
