@@ -109,6 +109,9 @@ enum Command {
     /// Runs the daemon for one event round: boards, journals, live PGN,
     /// server-sent events and the arbiters' dashboard.
     Run(crate::daemon::RunArgs),
+    /// Serves a whole event from the stream hall nodes publish to
+    /// (`eboard run --publish`): `--from nats://HOST:PORT`.
+    Serve(crate::daemon::central::CentralArgs),
     /// Runs the daemon on a bundled event of 8 simulated boards.
     Demo(crate::daemon::demo::DemoArgs),
     /// Measures the daemon under load (simulated boards at blitz pace).
@@ -283,6 +286,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
             crate::virtual_board::cli::run(&args, out).map_err(|e| Failure(e.to_string(), 1))?;
         }
         Command::Run(args) => crate::daemon::run(&args).map_err(daemon_failure)?,
+        Command::Serve(args) => crate::daemon::central::run(&args).map_err(daemon_failure)?,
         Command::Demo(args) => crate::daemon::demo::run(&args).map_err(daemon_failure)?,
         Command::Loadtest(args) => crate::daemon::loadtest::run(&args).map_err(daemon_failure)?,
         Command::Analyze(args) => {

@@ -6,7 +6,12 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
 use shakmaty::{Color, Piece, Square, uci::UciMove};
+
+mod json;
+
+pub use json::{Side, result_text};
 
 /// Milliseconds since the session began. The engine never reads the wall
 /// clock: every decision is a function of these timestamps, so a session can
@@ -111,8 +116,11 @@ impl fmt::Display for Scan {
     }
 }
 
-/// One thing that happened at the board.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One thing that happened at the board. Its JSON form (the daemon's
+/// journal) is `{"type":"place","square":"e4","piece":"P"}`: a `type` named
+/// after the script keyword, and the fields of the script line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "json::Wire", try_from = "json::Wire")]
 pub enum BoardEvent {
     /// The game starts from this position (only before the first move of a
     /// game, or once a game is over). The pieces are taken to stand on it.

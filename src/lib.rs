@@ -40,3 +40,6 @@ pub use rules::RuleSet;
 pub use script::{ScriptError, parse_script, write_script};
 pub use sensed::SensedBoard;
 pub use simulate::{Hostile, Noise, SimOptions, simulate};
+
+#[cfg(test)]
+mod test_support;

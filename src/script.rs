@@ -125,19 +125,7 @@ pub fn parse_event(text: &str) -> Result<BoardEvent, String> {
         }
     };
     match verb {
-        "setup" => {
-            if args.is_empty() {
-                return Err("expected 'setup <FEN>'".into());
-            }
-            let text = args.join(" ");
-            let fen: Fen = text
-                .parse()
-                .map_err(|e| format!("bad FEN '{text}' in setup: {e}"))?;
-            fen.clone()
-                .into_position::<Chess>(CastlingMode::Standard)
-                .map_err(|e| format!("setup FEN '{text}' is not a legal position: {e}"))?;
-            Ok(BoardEvent::Setup(Box::new(fen)))
-        }
+        "setup" => parse_setup(&args),
         "lift" => {
             arity(1, 1, "lift <square>")?;
             Ok(BoardEvent::Lift(parse_square(args[0])?))
@@ -177,20 +165,7 @@ pub fn parse_event(text: &str) -> Result<BoardEvent, String> {
         }
         "claim" => {
             arity(2, 3, "claim white|black threefold|fifty [<uci move>]")?;
-            let side = parse_side(args[0])?;
-            let kind = match args[1] {
-                "threefold" => ClaimKind::Threefold,
-                "fifty" => ClaimKind::Fifty,
-                other => return Err(format!("expected threefold or fifty, found '{other}'")),
-            };
-            let mv = args
-                .get(2)
-                .map(|m| {
-                    m.parse::<UciMove>()
-                        .map_err(|_| format!("expected a UCI move such as e2e4, found '{m}'"))
-                })
-                .transpose()?;
-            Ok(BoardEvent::Claim(side, kind, mv))
+            parse_claim(&args)
         }
         "result" => {
             arity(1, 1, "result 1-0|0-1|1/2-1/2|*")?;
@@ -198,22 +173,55 @@ pub fn parse_event(text: &str) -> Result<BoardEvent, String> {
                 .map_err(|_| format!("expected 1-0, 0-1, 1/2-1/2 or *, found '{}'", args[0]))?;
             Ok(BoardEvent::Result(outcome))
         }
-        "tag" => {
-            if args.len() < 2 {
-                return Err("expected 'tag <Name> <value>'".into());
-            }
-            let name = args[0];
-            if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-                return Err(format!(
-                    "a tag name has letters, digits and '_' only, found '{name}'"
-                ));
-            }
-            Ok(BoardEvent::Tag(name.to_owned(), args[1..].join(" ")))
-        }
+        "tag" => parse_tag(&args),
         other => Err(format!(
             "unknown event '{other}': expected setup, lift, place, board, press, clock, flag, resign, draw, claim, result or tag"
         )),
     }
+}
+
+fn parse_setup(args: &[&str]) -> Result<BoardEvent, String> {
+    if args.is_empty() {
+        return Err("expected 'setup <FEN>'".into());
+    }
+    let text = args.join(" ");
+    let fen: Fen = text
+        .parse()
+        .map_err(|e| format!("bad FEN '{text}' in setup: {e}"))?;
+    fen.clone()
+        .into_position::<Chess>(CastlingMode::Standard)
+        .map_err(|e| format!("setup FEN '{text}' is not a legal position: {e}"))?;
+    Ok(BoardEvent::Setup(Box::new(fen)))
+}
+
+fn parse_claim(args: &[&str]) -> Result<BoardEvent, String> {
+    let side = parse_side(args[0])?;
+    let kind = match args[1] {
+        "threefold" => ClaimKind::Threefold,
+        "fifty" => ClaimKind::Fifty,
+        other => return Err(format!("expected threefold or fifty, found '{other}'")),
+    };
+    let mv = args
+        .get(2)
+        .map(|m| {
+            m.parse::<UciMove>()
+                .map_err(|_| format!("expected a UCI move such as e2e4, found '{m}'"))
+        })
+        .transpose()?;
+    Ok(BoardEvent::Claim(side, kind, mv))
+}
+
+fn parse_tag(args: &[&str]) -> Result<BoardEvent, String> {
+    if args.len() < 2 {
+        return Err("expected 'tag <Name> <value>'".into());
+    }
+    let name = args[0];
+    if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(format!(
+            "a tag name has letters, digits and '_' only, found '{name}'"
+        ));
+    }
+    Ok(BoardEvent::Tag(name.to_owned(), args[1..].join(" ")))
 }
 
 fn parse_square(text: &str) -> Result<Square, String> {

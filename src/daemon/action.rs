@@ -2,37 +2,10 @@
 //! journal records of it.
 
 use serde::{Deserialize, Serialize};
-use shakmaty::Color;
+use shakmaty::Outcome;
 
 use super::config::Player;
-
-/// A side, as JSON writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Side {
-    /// White.
-    White,
-    /// Black.
-    Black,
-}
-
-impl From<Color> for Side {
-    fn from(c: Color) -> Side {
-        match c {
-            Color::White => Side::White,
-            Color::Black => Side::Black,
-        }
-    }
-}
-
-impl From<Side> for Color {
-    fn from(s: Side) -> Color {
-        match s {
-            Side::White => Color::White,
-            Side::Black => Color::Black,
-        }
-    }
-}
+pub use crate::event::Side;
 
 /// What the arbiter does to a board, e.g. `{"action":"resign","side":"white"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,8 +31,10 @@ pub enum Action {
     /// The arbiter decides the result (`1-0`, `0-1`, `1/2-1/2`, or `*` for a
     /// game abandoned without one), with a note saying why.
     Result {
-        /// The result.
-        result: String,
+        /// The result; anything else is refused where the action is read
+        /// (the request, or the journal on restart).
+        #[serde(with = "crate::event::result_text")]
+        result: Outcome,
         /// Why.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,

@@ -13,7 +13,7 @@ use tokio::{
     time::Instant,
 };
 
-use crate::event::{BoardEvent, Millis, TimedEvent};
+use crate::event::{Millis, TimedEvent};
 
 use super::{
     action::Action,
@@ -46,12 +46,19 @@ pub struct ActionDone {
     pub g: u64,
 }
 
-enum Command {
+/// What the HTTP server asks of a board.
+#[derive(Debug)]
+pub enum Command {
+    /// Take an arbiter action.
     Action {
+        /// The action.
         action: Action,
+        /// The outcome.
         reply: oneshot::Sender<Result<ActionDone, ActionError>>,
     },
+    /// Show the board's detail.
     Detail {
+        /// The detail.
         reply: oneshot::Sender<serde_json::Value>,
     },
 }
@@ -66,6 +73,16 @@ pub struct BoardHandle {
 }
 
 impl BoardHandle {
+    /// A handle on a board that another task runs (the central's boards):
+    /// it answers the commands sent on `tx` and keeps `snapshot` current.
+    pub fn new(
+        id: u32,
+        tx: mpsc::Sender<Command>,
+        snapshot: watch::Receiver<Snapshot>,
+    ) -> BoardHandle {
+        BoardHandle { id, tx, snapshot }
+    }
+
     /// The latest snapshot.
     pub fn snapshot(&self) -> Snapshot {
         self.snapshot.borrow().clone()
@@ -95,9 +112,6 @@ impl BoardHandle {
 pub struct RunOptions {
     /// Simulated boards play this many times faster than their timestamps.
     pub speed: f64,
-    /// The engine's settle time (ms): a tick is due this long after the
-    /// board changed.
-    pub settle_ms: Millis,
 }
 
 /// Starts a board's actor on the current tokio runtime.
@@ -120,8 +134,6 @@ pub fn spawn(
                 next,
                 speed: opts.speed,
                 anchor: (Instant::now(), state.last_at()),
-                tick: (next > 0).then(|| state.last_at() + opts.settle_ms),
-                settle: opts.settle_ms,
                 live: false,
             }
         }
@@ -140,8 +152,6 @@ pub fn spawn(
                 next: 0,
                 speed: 1.0,
                 anchor: (Instant::now(), state.last_at()),
-                tick: None,
-                settle: opts.settle_ms,
                 live: true,
             }
         }
@@ -170,9 +180,6 @@ struct Sim {
     speed: f64,
     /// A wall instant and the board time it stands for.
     anchor: (Instant, Millis),
-    /// The board time at which the engine should look at a settled state.
-    tick: Option<Millis>,
-    settle: Millis,
     /// A live board never ends by itself.
     live: bool,
 }
@@ -196,7 +203,14 @@ impl Sim {
             return Some((Instant::now(), Step::Connect));
         }
         let at = self.events.get(self.next).map(|e| e.at);
-        match (self.tick, at) {
+        // The engine says when it next has something to do with no event
+        // (a state settles, displaced pieces are due): a quiet board is
+        // read on time, not at its next event.
+        let tick = state
+            .engine()
+            .next_deadline()
+            .map(|t| t.max(state.last_at()));
+        match (tick, at) {
             (Some(t), Some(a)) if t < a => Some((self.wall(t), Step::Tick(t))),
             (Some(t), None) => Some((self.wall(t), Step::Tick(t))),
             (_, Some(a)) => Some((self.wall(a), Step::Event)),
@@ -311,11 +325,11 @@ impl Actor {
                 .await;
             }
             Step::Tick(t) => {
-                self.sim.tick = None;
-                let payloads = self.state.tick(t);
-                if payloads.is_empty() {
+                // Whatever the tick changed is journaled, events or not, so
+                // that a replay reads the board at the same moments.
+                let Some(payloads) = self.state.tick(t) else {
                     return;
-                }
+                };
                 if let Some((ticket, line)) = self.write(Entry::Tick, t, entered).await {
                     self.state.note_tick(&line);
                     self.publish(ticket, payloads);
@@ -325,20 +339,11 @@ impl Actor {
                 let Some(ev) = self.sim.events.get(self.sim.next).cloned() else {
                     return;
                 };
-                if self.sim.tick.is_some_and(|t| t <= ev.at) {
-                    self.sim.tick = None;
-                }
                 if self
                     .write_apply(Entry::from_event(&ev.event), ev.at, entered)
                     .await
                 {
                     self.sim.next += 1;
-                    if matches!(
-                        ev.event,
-                        BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_)
-                    ) {
-                        self.sim.tick = Some(ev.at + self.sim.settle);
-                    }
                 }
             }
         }
@@ -354,16 +359,8 @@ impl Actor {
             None => self.reader = None,
             Some(BoardMessage::Event(ev)) => {
                 let at = (offset + ev.at).max(self.state.last_at());
-                if self
-                    .write_apply(Entry::from_event(&ev.event), at, entered)
-                    .await
-                    && matches!(
-                        ev.event,
-                        BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_)
-                    )
-                {
-                    self.sim.tick = Some(at + self.sim.settle);
-                }
+                self.write_apply(Entry::from_event(&ev.event), at, entered)
+                    .await;
             }
             Some(BoardMessage::Connection { state, .. }) => {
                 let state = match state {

@@ -209,25 +209,22 @@ impl BoardState {
                     action: action.clone(),
                 });
             }
-            entry => {
+            Entry::Event(event) => {
                 self.board_events += 1;
-                // Lines were checked when the journal was read or written.
-                if let Ok(Some(event)) = entry.to_event() {
-                    // A clock report sets the time of the last completed
-                    // move, a tag changes the tags: the broadcast changes.
-                    if !matches!(
-                        event,
-                        BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_)
-                    ) {
-                        self.pgn_dirty = true;
-                    }
-                    if let BoardEvent::Clock(white, black) = event {
-                        self.clock = Some((white, black));
-                        extra
-                            .push(self.payload("clock", json!({ "white": white, "black": black })));
-                    }
-                    self.push(TimedEvent { at: line.at, event }, &mut extra);
+                // A clock report sets the time of the last completed move, a
+                // tag changes the tags: the broadcast changes.
+                if !matches!(
+                    event,
+                    BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_)
+                ) {
+                    self.pgn_dirty = true;
                 }
+                if let BoardEvent::Clock(white, black) = *event {
+                    self.clock = Some((white, black));
+                    extra.push(self.payload("clock", json!({ "white": white, "black": black })));
+                }
+                let event = event.clone();
+                self.push(TimedEvent { at: line.at, event }, &mut extra);
             }
         }
         self.seq = line.seq;
@@ -237,15 +234,20 @@ impl BoardState {
         out
     }
 
-    /// Lets time pass to `at` without journaling anything; returns the
-    /// events the engine derived (a settled board state read). When there
-    /// are any, the caller journals a `tick` line at `at` before publishing
-    /// them, so that a replay derives them at the same place.
-    pub fn tick(&mut self, at: Millis) -> Vec<Payload> {
+    /// Lets time pass to `at` without journaling anything, if the engine
+    /// has something due by then ([`Engine::next_deadline`]). Returns
+    /// `None` when nothing was due (nothing changed); otherwise the events
+    /// derived, perhaps none, and the caller journals a `tick` line at `at`
+    /// before publishing them, so that a replay reads the board at the same
+    /// moment.
+    pub fn tick(&mut self, at: Millis) -> Option<Vec<Payload>> {
+        if self.engine.next_deadline().is_none_or(|due| due > at) {
+            return None;
+        }
         self.engine.advance_to(at);
         let mut out = Vec::new();
         self.derive(&mut out);
-        out
+        Some(out)
     }
 
     /// Notes a `tick` line that [`BoardState::tick`] already applied.
@@ -289,6 +291,18 @@ impl BoardState {
         out.push(self.payload("alert", json!(record)));
         self.alerts.push(record);
     }
+}
+
+// Arbiter actions: checked against the board, then folded in.
+impl BoardState {
+    /// Raises an alert that no line of the board's journal carries (a
+    /// central that sees the board published by two hall nodes); returns
+    /// its event.
+    pub fn raise_alert(&mut self, kind: &str, message: String) -> Vec<Payload> {
+        let mut out = Vec::new();
+        self.raise(kind.to_owned(), None, message, None, &mut out);
+        out
+    }
 
     /// Checks an action against the board as it is, without changing it.
     pub fn check(&self, action: &Action, at: Millis) -> Result<(), ActionError> {
@@ -318,8 +332,7 @@ impl BoardState {
                     Ok(())
                 }
             }
-            Action::Result { result, note } => {
-                parse_result(result)?;
+            Action::Result { note, .. } => {
                 if note.as_ref().is_some_and(|n| n.len() > 2000) {
                     return Err(ActionError::Invalid(
                         "the note is longer than 2000 bytes".into(),
@@ -378,13 +391,11 @@ impl BoardState {
             Action::Draw => self.push(ev(BoardEvent::Draw), extra),
             Action::Flag { side } => self.push(ev(BoardEvent::Flag((*side).into())), extra),
             Action::Result { result, note } => {
-                if let Ok(outcome) = parse_result(result) {
-                    if let Some(note) = note {
-                        self.notes
-                            .push((self.engine.games().len() - 1, note.clone()));
-                    }
-                    self.push(ev(BoardEvent::Result(outcome)), extra);
+                if let Some(note) = note {
+                    self.notes
+                        .push((self.engine.games().len() - 1, note.clone()));
                 }
+                self.push(ev(BoardEvent::Result(*result)), extra);
             }
             Action::Undo => {
                 self.engine.undo_last_move(at);
@@ -420,7 +431,10 @@ impl BoardState {
             }
         }
     }
+}
 
+// The events clients receive, derived from the engine's.
+impl BoardState {
     fn payload(&self, kind: &'static str, mut data: serde_json::Value) -> Payload {
         if let Some(obj) = data.as_object_mut() {
             obj.insert("board".into(), json!(self.id));
@@ -520,7 +534,10 @@ impl BoardState {
             }
         }
     }
+}
 
+// What clients read: the broadcast PGN, the summary, the detail.
+impl BoardState {
     /// The game the broadcast shows.
     pub fn round_game(&self) -> &Game {
         let games = self.engine.games();
@@ -666,15 +683,6 @@ impl BoardState {
     }
 }
 
-/// Reads a result as the actions give it.
-pub fn parse_result(text: &str) -> Result<Outcome, ActionError> {
-    Outcome::from_ascii(text.as_bytes()).map_err(|_| {
-        ActionError::Invalid(format!(
-            "'{text}' is not a result: expected 1-0, 0-1, 1/2-1/2 or *"
-        ))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -741,7 +749,9 @@ mod tests {
             ["move", "completed", "clock", "move", "completed", "clock"]
         );
         // The third move stands but has not settled in the fold yet; a tick does it.
-        let out = s.tick(5300 + 150);
+        assert_eq!(s.engine().next_deadline(), Some(5300 + 150));
+        assert!(s.tick(5300 + 149).is_none(), "nothing is due yet");
+        let out = s.tick(5300 + 150).unwrap();
         assert_eq!(out[0].kind, "move");
         let snap = s.snapshot();
         assert!(snap.pgn.contains("[Round \"2.4\"]"), "{}", snap.pgn);
@@ -796,15 +806,8 @@ mod tests {
         assert!(out.iter().any(|p| p.kind == "game"), "{out:?}");
         assert_eq!(s.snapshot().summary["ply"], 0);
         assert!(s.snapshot().pgn.contains("[Result \"*\"]"));
-        assert!(matches!(
-            s.check(
-                &Action::Result {
-                    result: "2-0".into(),
-                    note: None
-                },
-                0
-            ),
-            Err(ActionError::Invalid(_))
-        ));
+        let bad = serde_json::from_str::<Action>(r#"{"action":"result","result":"2-0"}"#);
+        let err = bad.unwrap_err().to_string();
+        assert!(err.contains("'2-0' is not a result"), "{err}");
     }
 }

@@ -56,6 +56,41 @@ pub struct EventConfig {
     /// The boards, in broadcast order.
     #[serde(rename = "board", default)]
     pub boards: Vec<BoardConfig>,
+    /// Where a hall node publishes its journals, or where a central reads
+    /// them (NATS JetStream; see [`PublishConfig`]).
+    #[serde(default)]
+    pub publish: Option<PublishConfig>,
+}
+
+/// The `[publish]` table: the NATS JetStream broker that carries the hall
+/// nodes' journals to the central.
+///
+/// ```toml
+/// [publish]
+/// url = "nats://broker.example:4222"
+/// credentials = "hall-a.creds"   # optional: a NATS credentials file
+/// node = "hall-a"                # optional: this node's name (default: the host name)
+/// stream = "EBOARD"              # optional: the stream's name
+/// max_age_days = 14              # optional: how long the broker keeps lines
+/// ```
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishConfig {
+    /// The broker (`nats://HOST:PORT`); `--publish` or `--from` override it.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// A NATS credentials file (relative to the config file).
+    #[serde(default)]
+    pub credentials: Option<PathBuf>,
+    /// This node's name, sent with every line (default: the host name).
+    #[serde(default)]
+    pub node: Option<String>,
+    /// The JetStream stream (default `EBOARD`).
+    #[serde(default)]
+    pub stream: Option<String>,
+    /// How many days the broker keeps a line (default 14).
+    #[serde(default)]
+    pub max_age_days: Option<u32>,
 }
 
 /// One board of the round.
@@ -64,8 +99,10 @@ pub struct EventConfig {
 pub struct BoardConfig {
     /// The board number (1, 2, ...), unique in the round.
     pub id: toml::Spanned<u32>,
-    /// Where its events come from.
-    pub source: Source,
+    /// Where its events come from (none in a central's round file: its
+    /// boards come from the hall nodes).
+    #[serde(default)]
+    pub source: Option<Source>,
     /// For a `pgn:` source: play only this game of the file (from 1).
     #[serde(default)]
     pub game: Option<usize>,
@@ -253,7 +290,13 @@ impl EventConfig {
         let mut config = EventConfig::parse(&file, &text)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         for board in &mut config.boards {
-            board.source = board.source.clone().relative_to(dir);
+            board.source = board.source.take().map(|s| s.relative_to(dir));
+        }
+        if let Some(p) = &mut config.publish
+            && let Some(c) = &mut p.credentials
+            && c.is_relative()
+        {
+            *c = dir.join(&*c);
         }
         Ok(config)
     }
@@ -355,9 +398,9 @@ black = { name = "D" }
         assert_eq!(c.date.as_deref(), Some("2026.11.22"));
         assert_eq!(c.rules, Some(RuleSet::Blitz));
         assert_eq!(c.boards.len(), 2);
-        assert_eq!(c.boards[0].source, Source::Pgn("games.pgn".into()));
+        assert_eq!(c.boards[0].source, Some(Source::Pgn("games.pgn".into())));
         assert_eq!(c.boards[0].white.fide_id, Some(123));
-        assert_eq!(c.boards[1].source, Source::Dgt("/dev/ttyUSB0".into()));
+        assert_eq!(c.boards[1].source, Some(Source::Dgt("/dev/ttyUSB0".into())));
         assert_eq!(c.boards[1].id(), 2);
     }
 
@@ -370,7 +413,7 @@ black = { name = "D" }
         let (head, tail) = text.split_once("# [[board]]").unwrap();
         let serial = format!("{head}[[board]]{}", tail.replace("\n# ", "\n"));
         let c = EventConfig::parse("event.example.toml", &serial).unwrap();
-        assert_eq!(c.boards[3].source, Source::Dgt("/dev/ttyUSB0".into()));
+        assert_eq!(c.boards[3].source, Some(Source::Dgt("/dev/ttyUSB0".into())));
     }
 
     fn error(text: &str) -> ConfigError {

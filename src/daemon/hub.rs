@@ -193,6 +193,21 @@ impl Hub {
         self.release(ticket.g, payloads);
     }
 
+    /// Publishes the events of a line whose number comes from elsewhere (a
+    /// central: the stream's sequence, which may skip numbers). Numbers must
+    /// increase; a number not above the last one is ignored.
+    pub fn publish_at(&self, g: u64, payloads: Vec<Payload>) {
+        {
+            let mut inner = self.lock();
+            if g < inner.next_publish || !inner.pending.is_empty() {
+                return;
+            }
+            inner.next_publish = g;
+            inner.next_g = inner.next_g.max(g + 1);
+        }
+        self.release(g, payloads);
+    }
+
     fn release(&self, g: u64, payloads: Vec<Payload>) {
         let mut inner = self.lock();
         inner.pending.insert(g, payloads);
@@ -295,6 +310,22 @@ mod tests {
         assert_eq!(ids, ["3.0", "3.1"]);
         assert!(!sub.resync);
         assert_eq!(hub.last_id(), Some(EventId { g: 3, k: 1 }));
+    }
+
+    #[test]
+    fn numbers_from_elsewhere_may_skip() {
+        let hub = Hub::new(Vec::new(), 0, false);
+        let mut rx = hub.subscribe(None).live;
+        hub.publish_at(5, vec![p("a")]);
+        hub.publish_at(9, vec![]);
+        hub.publish_at(12, vec![p("b"), p("c")]);
+        hub.publish_at(7, vec![p("stale")]);
+        let got: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|e| format!("{}:{}", e.id, e.kind))
+            .collect();
+        assert_eq!(got, ["5.0:a", "12.0:b", "12.1:c"]);
+        let sub = hub.subscribe(Some("5.0".parse().unwrap()));
+        assert_eq!(sub.backlog.len(), 2);
     }
 
     #[test]

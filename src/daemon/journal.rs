@@ -39,14 +39,10 @@ use std::{
 };
 
 use serde::{Deserialize, Serialize};
-use shakmaty::{Color, Outcome, Square, fen::Fen, uci::UciMove};
 
-use crate::{
-    event::{BoardEvent, ClaimKind, Millis, Seconds, TimedEvent},
-    script::parse_scan,
-};
+use crate::event::{BoardEvent, Millis, TimedEvent};
 
-use super::action::{Action, Side};
+use super::action::Action;
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,80 +58,14 @@ pub struct JournalLine {
     pub entry: Entry,
 }
 
-/// What a journal line records.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// What a journal line records: a board event (written flat, see
+/// [`BoardEvent`]), or one of the daemon's own records.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
-    /// The game starts from this position.
-    Setup {
-        /// FEN.
-        fen: String,
-    },
-    /// A piece left the square.
-    Lift {
-        /// `e2`.
-        square: String,
-    },
-    /// A piece was put on the square.
-    Place {
-        /// `e4`.
-        square: String,
-        /// The piece letter (`P`, `n`, ...), on boards that identify pieces.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        piece: Option<String>,
-    },
-    /// A full scan (FEN placement, `x` for an occupied square of unknown identity).
-    Board {
-        /// The placement.
-        scan: String,
-    },
-    /// A clock press.
-    Press {
-        /// Who pressed.
-        side: Side,
-    },
-    /// A clock report.
-    Clock {
-        /// White's remaining seconds.
-        white: Seconds,
-        /// Black's remaining seconds.
-        black: Seconds,
-    },
-    /// A flag fell (reported by the clock).
-    Flag {
-        /// Whose.
-        side: Side,
-    },
-    /// A resignation reported by the board.
-    Resign {
-        /// Who resigned.
-        side: Side,
-    },
-    /// A draw agreement reported by the board.
-    Draw,
-    /// A draw claim.
-    Claim {
-        /// The claimant.
-        side: Side,
-        /// `threefold` or `fifty`.
-        claim: String,
-        /// The move the claimant intends to play.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        uci: Option<String>,
-    },
-    /// A result reported by the board.
-    Result {
-        /// `1-0`, `0-1`, `1/2-1/2` or `*`.
-        result: String,
-    },
-    /// A PGN tag reported by the board.
-    Tag {
-        /// Name.
-        name: String,
-        /// Value.
-        value: String,
-    },
-    /// Time passed to `at` with no event, and the engine read the settled board.
+    /// What the board or its clock reported.
+    Event(BoardEvent),
+    /// Time passed to `at` with no event, and the engine read the board or
+    /// a timer of it fell due.
     Tick,
     /// An arbiter action.
     Action {
@@ -147,6 +77,53 @@ pub enum Entry {
         /// The new state.
         state: Connection,
     },
+}
+
+/// The daemon's own records, as written.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Record {
+    Tick,
+    Action { action: Action },
+    Connection { state: Connection },
+}
+
+impl Serialize for Entry {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Entry::Event(event) => event.serialize(s),
+            Entry::Tick => Record::Tick.serialize(s),
+            Entry::Action { action } => Record::Action {
+                action: action.clone(),
+            }
+            .serialize(s),
+            Entry::Connection { state } => Record::Connection { state: *state }.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Entry, D::Error> {
+        use serde::de::Error;
+        let value = serde_json::Value::deserialize(d)?;
+        let record = matches!(
+            value.get("type").and_then(serde_json::Value::as_str),
+            Some("tick" | "action" | "connection")
+        );
+        if record {
+            Ok(
+                match Record::deserialize(value).map_err(D::Error::custom)? {
+                    Record::Tick => Entry::Tick,
+                    Record::Action { action } => Entry::Action { action },
+                    Record::Connection { state } => Entry::Connection { state },
+                },
+            )
+        } else {
+            BoardEvent::deserialize(value)
+                .map(Entry::Event)
+                .map_err(D::Error::custom)
+        }
+    }
 }
 
 /// The state of a board's link.
@@ -179,120 +156,31 @@ impl Connection {
 impl Entry {
     /// The journal form of a board event.
     pub fn from_event(event: &BoardEvent) -> Entry {
-        let side = Side::from;
-        match event {
-            BoardEvent::Setup(fen) => Entry::Setup {
-                fen: fen.to_string(),
-            },
-            BoardEvent::Lift(sq) => Entry::Lift {
-                square: sq.to_string(),
-            },
-            BoardEvent::Place(sq, piece) => Entry::Place {
-                square: sq.to_string(),
-                piece: piece.map(|p| p.char().to_string()),
-            },
-            BoardEvent::Board(scan) => Entry::Board {
-                scan: scan.to_string(),
-            },
-            BoardEvent::Press(c) => Entry::Press { side: side(*c) },
-            BoardEvent::Clock(white, black) => Entry::Clock {
-                white: *white,
-                black: *black,
-            },
-            BoardEvent::Flag(c) => Entry::Flag { side: side(*c) },
-            BoardEvent::Resign(c) => Entry::Resign { side: side(*c) },
-            BoardEvent::Draw => Entry::Draw,
-            BoardEvent::Claim(c, kind, mv) => Entry::Claim {
-                side: side(*c),
-                claim: kind.as_str().to_owned(),
-                uci: mv.as_ref().map(|m| m.to_string()),
-            },
-            BoardEvent::Result(outcome) => Entry::Result {
-                result: outcome.as_str().to_owned(),
-            },
-            BoardEvent::Tag(name, value) => Entry::Tag {
-                name: name.clone(),
-                value: value.clone(),
-            },
-        }
+        Entry::Event(event.clone())
     }
 
     /// The board event this entry records, if it records one.
-    pub fn to_event(&self) -> Result<Option<BoardEvent>, String> {
-        let square = |s: &str| {
-            s.parse::<Square>()
-                .map_err(|_| format!("'{s}' is not a square"))
-        };
-        Ok(Some(match self {
-            Entry::Setup { fen } => BoardEvent::Setup(Box::new(
-                fen.parse::<Fen>()
-                    .map_err(|e| format!("bad FEN '{fen}': {e}"))?,
-            )),
-            Entry::Lift { square: s } => BoardEvent::Lift(square(s)?),
-            Entry::Place { square: s, piece } => {
-                let piece = match piece {
-                    None => None,
-                    Some(p) => {
-                        let mut chars = p.chars();
-                        match (
-                            chars.next().and_then(shakmaty::Piece::from_char),
-                            chars.next(),
-                        ) {
-                            (Some(piece), None) => Some(piece),
-                            _ => return Err(format!("'{p}' is not a piece letter")),
-                        }
-                    }
-                };
-                BoardEvent::Place(square(s)?, piece)
-            }
-            Entry::Board { scan } => BoardEvent::Board(Box::new(parse_scan(scan)?)),
-            Entry::Press { side } => BoardEvent::Press(Color::from(*side)),
-            Entry::Clock { white, black } => BoardEvent::Clock(*white, *black),
-            Entry::Flag { side } => BoardEvent::Flag(Color::from(*side)),
-            Entry::Resign { side } => BoardEvent::Resign(Color::from(*side)),
-            Entry::Draw => BoardEvent::Draw,
-            Entry::Claim { side, claim, uci } => {
-                let kind = match claim.as_str() {
-                    "threefold" => ClaimKind::Threefold,
-                    "fifty" => ClaimKind::Fifty,
-                    other => return Err(format!("'{other}' is not a claim")),
-                };
-                let mv = uci
-                    .as_ref()
-                    .map(|m| {
-                        m.parse::<UciMove>()
-                            .map_err(|_| format!("'{m}' is not a UCI move"))
-                    })
-                    .transpose()?;
-                BoardEvent::Claim(Color::from(*side), kind, mv)
-            }
-            Entry::Result { result } => BoardEvent::Result(
-                Outcome::from_ascii(result.as_bytes())
-                    .map_err(|_| format!("'{result}' is not a result"))?,
-            ),
-            Entry::Tag { name, value } => BoardEvent::Tag(name.clone(), value.clone()),
-            Entry::Tick | Entry::Action { .. } | Entry::Connection { .. } => return Ok(None),
-        }))
+    pub fn event(&self) -> Option<&BoardEvent> {
+        match self {
+            Entry::Event(event) => Some(event),
+            _ => None,
+        }
     }
 
     /// Whether the entry is an event reported by the board itself (as
     /// opposed to a tick, an action or a connection change).
     pub fn is_board_event(&self) -> bool {
-        !matches!(
-            self,
-            Entry::Tick | Entry::Action { .. } | Entry::Connection { .. }
-        )
+        matches!(self, Entry::Event(_))
     }
 }
 
 impl JournalLine {
     /// The timed board event the line records, if it records one.
     pub fn timed_event(&self) -> Option<TimedEvent> {
-        self.entry
-            .to_event()
-            .ok()
-            .flatten()
-            .map(|event| TimedEvent { at: self.at, event })
+        self.entry.event().map(|event| TimedEvent {
+            at: self.at,
+            event: event.clone(),
+        })
     }
 }
 
@@ -374,11 +262,7 @@ impl Journal {
             let last = next >= bytes.len();
             let parsed = std::str::from_utf8(raw)
                 .map_err(|e| e.to_string())
-                .and_then(|s| serde_json::from_str::<JournalLine>(s).map_err(|e| e.to_string()))
-                .and_then(|line| {
-                    line.entry.to_event()?;
-                    Ok(line)
-                });
+                .and_then(|s| serde_json::from_str::<JournalLine>(s).map_err(|e| e.to_string()));
             match parsed {
                 Ok(line) if end.is_some() => {
                     let expected = lines.len() as u64 + 1;
@@ -455,6 +339,7 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Side;
 
     fn line(seq: u64, entry: Entry) -> JournalLine {
         JournalLine {
@@ -469,10 +354,10 @@ mod tests {
     fn round_trip_and_format() {
         let l = line(
             3,
-            Entry::Place {
-                square: "e4".into(),
-                piece: Some("P".into()),
-            },
+            Entry::Event(BoardEvent::Place(
+                shakmaty::Square::E4,
+                Some(shakmaty::Piece::from_char('P').unwrap()),
+            )),
         );
         let text = serde_json::to_string(&l).unwrap();
         assert_eq!(
@@ -499,8 +384,74 @@ mod tests {
         .unwrap()
         {
             let entry = Entry::from_event(&ev.event.event);
-            assert_eq!(entry.to_event().unwrap(), Some(ev.event.event));
+            let text = serde_json::to_string(&line(1, entry.clone())).unwrap();
+            let back: JournalLine = serde_json::from_str(&text).unwrap();
+            assert_eq!(back.entry, entry);
+            assert_eq!(entry.event(), Some(&ev.event.event));
         }
+    }
+
+    /// Lines as journals written before the entry wrapped the typed board
+    /// event hold them: each reads, and writes back byte for byte.
+    #[test]
+    fn lines_of_earlier_journals_read_and_write_back_unchanged() {
+        let lines = [
+            r#"{"seq":1,"g":1,"at":0,"type":"connection","state":"connected"}"#,
+            r#"{"seq":2,"g":2,"at":0,"type":"setup","fen":"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"}"#,
+            r#"{"seq":3,"g":3,"at":1000,"type":"lift","square":"e2"}"#,
+            r#"{"seq":4,"g":4,"at":1300,"type":"place","square":"e4","piece":"P"}"#,
+            r#"{"seq":5,"g":5,"at":1310,"type":"place","square":"e4"}"#,
+            r#"{"seq":6,"g":6,"at":1450,"type":"tick"}"#,
+            r#"{"seq":7,"g":7,"at":1500,"type":"press","side":"white"}"#,
+            r#"{"seq":8,"g":8,"at":1520,"type":"clock","white":298,"black":300}"#,
+            r#"{"seq":9,"g":9,"at":1600,"type":"board","scan":"xxxxxxxx/xxxxxxxx/8/8/4x3/8/xxxx1xxx/xxxxxxxx"}"#,
+            r#"{"seq":10,"g":10,"at":1700,"type":"claim","side":"black","claim":"threefold","uci":"g8f6"}"#,
+            r#"{"seq":11,"g":11,"at":1800,"type":"tag","name":"White","value":"A, B"}"#,
+            r#"{"seq":12,"g":12,"at":1900,"type":"draw"}"#,
+            r#"{"seq":13,"g":13,"at":2000,"type":"flag","side":"black"}"#,
+            r#"{"seq":14,"g":14,"at":2100,"type":"resign","side":"white"}"#,
+            r#"{"seq":15,"g":15,"at":2200,"type":"result","result":"1/2-1/2"}"#,
+            r#"{"seq":16,"g":16,"at":2300,"type":"action","action":{"action":"result","result":"0-1","note":"forfeit"}}"#,
+            r#"{"seq":17,"g":17,"at":2400,"type":"action","action":{"action":"undo"}}"#,
+        ];
+        for text in lines {
+            let line: JournalLine =
+                serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(serde_json::to_string(&line).unwrap(), text);
+        }
+        let place: JournalLine = serde_json::from_str(lines[3]).unwrap();
+        assert_eq!(
+            place.timed_event().map(|t| t.event),
+            Some(BoardEvent::Place(
+                shakmaty::Square::E4,
+                Some(shakmaty::Piece::from_char('P').unwrap())
+            ))
+        );
+    }
+
+    /// Issue 9: a damaged action (a result that is none) is an error naming
+    /// the file and line, not an action silently skipped on restart.
+    #[test]
+    fn a_damaged_action_line_is_an_error_naming_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("3.jsonl");
+        let text = concat!(
+            r#"{"seq":1,"g":1,"at":0,"type":"tick"}"#,
+            "\n",
+            r#"{"seq":2,"g":2,"at":0,"type":"action","action":{"action":"result","result":"2-0"}}"#,
+            "\n",
+            r#"{"seq":3,"g":3,"at":0,"type":"tick"}"#,
+            "\n",
+        );
+        std::fs::write(&path, text).unwrap();
+        let err = Journal::open(&path).unwrap_err();
+        assert!(
+            matches!(err, JournalError::Corrupt { line: 2, .. }),
+            "{err}"
+        );
+        let message = err.to_string();
+        assert!(message.contains("3.jsonl:2:"), "{message}");
+        assert!(message.contains("'2-0' is not a result"), "{message}");
     }
 
     #[test]
@@ -510,7 +461,7 @@ mod tests {
         {
             let mut j = Journal::open(&path).unwrap().journal;
             j.append(&line(1, Entry::Tick)).unwrap();
-            j.append(&line(2, Entry::Draw)).unwrap();
+            j.append(&line(2, Entry::Event(BoardEvent::Draw))).unwrap();
         }
         let good = std::fs::read(&path).unwrap();
         let mut torn = good.clone();
@@ -531,7 +482,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("2.jsonl");
         let mut text = String::new();
-        for l in [line(1, Entry::Tick), line(2, Entry::Draw)] {
+        for l in [
+            line(1, Entry::Tick),
+            line(2, Entry::Event(BoardEvent::Draw)),
+        ] {
             text.push_str(&serde_json::to_string(&l).unwrap());
             text.push('\n');
         }

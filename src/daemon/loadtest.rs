@@ -170,13 +170,13 @@ async fn sse_client(
     Ok(())
 }
 
-/// Runs the load test and prints its report.
-pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
-    super::init_tracing();
+/// `count` boards playing random games, and the mean time per ply (ms) in
+/// their scripts.
+fn simulated_boards(count: u32) -> (Vec<BoardSpec>, f64) {
     let mut boards = Vec::new();
     let mut plies = 0usize;
     let mut span: u64 = 0;
-    for id in 1..=args.boards {
+    for id in 1..=count {
         let game = random_game(u64::from(id), 200);
         let events = simulate(std::slice::from_ref(&game), &sim_options(u64::from(id)));
         plies += game.moves.len();
@@ -194,7 +194,13 @@ pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
             },
         });
     }
-    let mean_ply_ms = span as f64 / plies.max(1) as f64;
+    (boards, span as f64 / plies.max(1) as f64)
+}
+
+/// Runs the load test and prints its report.
+pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
+    super::init_tracing();
+    let (boards, mean_ply_ms) = simulated_boards(args.boards);
     let speed = mean_ply_ms / args.move_ms.max(1) as f64;
     let (data_dir, _temp) = match &args.data_dir {
         Some(d) => (d.clone(), None),

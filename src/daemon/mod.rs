@@ -18,16 +18,19 @@
 pub mod action;
 pub mod actor;
 pub mod board;
+pub mod central;
 pub mod config;
 pub mod demo;
 pub mod http;
 pub mod hub;
 pub mod journal;
 pub mod loadtest;
+pub mod nats;
+pub mod publish;
 
 use std::{
     collections::HashMap,
-    io::Write as _,
+    io::Write,
     net::SocketAddr,
     path::{Path, PathBuf},
     sync::Arc,
@@ -98,6 +101,14 @@ pub enum DaemonError {
     /// A bad command-line value.
     #[error("{0}")]
     Usage(String),
+    /// The NATS broker refused something the daemon cannot go on without.
+    #[error("NATS {url}: {message}")]
+    Nats {
+        /// The broker.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl DaemonError {
@@ -270,6 +281,86 @@ pub fn load_or_create_token(data_dir: &Path) -> Result<(String, PathBuf, bool), 
     Ok((token, path, true))
 }
 
+/// A board's journal, replayed.
+struct Replayed {
+    state: BoardState,
+    /// Ready to append.
+    journal: Journal,
+    /// The events derived, named as they were live.
+    events: Vec<Published>,
+    /// The global number of the journal's last line.
+    last_g: u64,
+}
+
+/// Opens a board's journal and replays it.
+fn replay_journal(
+    b: &BoardSpec,
+    dir: &Path,
+    round: &Arc<RoundInfo>,
+    engine: EngineConfig,
+) -> Result<Replayed, DaemonError> {
+    let mut replayed = Vec::new();
+    let mut max_g = 0;
+    let path = dir.join(format!("{}.jsonl", b.id));
+    let opened = Journal::open(&path)?;
+    if let Some((line, text)) = &opened.dropped {
+        tracing::warn!(
+            "{}:{line}: dropped a torn last line (the daemon stopped while writing it): {text:?}",
+            path.display()
+        );
+    }
+    let mut state = BoardState::new(
+        b.id,
+        Arc::clone(round),
+        engine,
+        b.white.clone(),
+        b.black.clone(),
+    );
+    let simulated: &[TimedEvent] = match &b.feed {
+        Feed::Simulated(events) => events,
+        Feed::Live { .. } => &[],
+    };
+    let mut played = 0usize;
+    for line in &opened.lines {
+        if line.entry.is_board_event() {
+            let expected = simulated.get(played);
+            if expected.is_some_and(|e| Some(e) != line.timed_event().as_ref()) {
+                tracing::warn!(
+                    "{}:{}: the journal differs from the board's simulated events; it goes on after the journaled ones",
+                    path.display(),
+                    line.seq
+                );
+            }
+            played += 1;
+        }
+        max_g = max_g.max(line.g);
+        for (k, p) in state.apply(line).into_iter().enumerate() {
+            replayed.push(Published {
+                id: EventId {
+                    g: line.g,
+                    k: u32::try_from(k).unwrap_or(u32::MAX),
+                },
+                kind: p.kind,
+                data: p.data.into(),
+            });
+        }
+    }
+    if !opened.lines.is_empty() {
+        tracing::info!(
+            board = b.id,
+            lines = opened.lines.len(),
+            moves = state.engine().game().ply(),
+            "journal replayed"
+        );
+    }
+    Ok(Replayed {
+        state,
+        journal: opened.journal,
+        events: replayed,
+        last_g: max_g,
+    })
+}
+
 /// Starts the daemon on the current tokio runtime: replays the journals,
 /// starts the boards and the HTTP server.
 pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
@@ -290,94 +381,20 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
     let mut max_g = 0;
     let mut prepared = Vec::new();
     for b in &spec.boards {
-        let path = dir.join(format!("{}.jsonl", b.id));
-        let opened = Journal::open(&path)?;
-        if let Some((line, text)) = &opened.dropped {
-            tracing::warn!(
-                "{}:{line}: dropped a torn last line (the daemon stopped while writing it): {text:?}",
-                path.display()
-            );
-        }
-        let mut state = BoardState::new(
-            b.id,
-            Arc::clone(&round),
-            spec.engine,
-            b.white.clone(),
-            b.black.clone(),
-        );
-        let simulated: &[TimedEvent] = match &b.feed {
-            Feed::Simulated(events) => events,
-            Feed::Live { .. } => &[],
-        };
-        let mut played = 0usize;
-        for line in &opened.lines {
-            if line.entry.is_board_event() {
-                let expected = simulated.get(played);
-                if expected.is_some_and(|e| Some(e) != line.timed_event().as_ref()) {
-                    tracing::warn!(
-                        "{}:{}: the journal differs from the board's simulated events; it goes on after the journaled ones",
-                        path.display(),
-                        line.seq
-                    );
-                }
-                played += 1;
-            }
-            max_g = max_g.max(line.g);
-            for (k, p) in state.apply(line).into_iter().enumerate() {
-                replayed.push(Published {
-                    id: EventId {
-                        g: line.g,
-                        k: u32::try_from(k).unwrap_or(u32::MAX),
-                    },
-                    kind: p.kind,
-                    data: p.data.into(),
-                });
-            }
-        }
-        if !opened.lines.is_empty() {
-            tracing::info!(
-                board = b.id,
-                lines = opened.lines.len(),
-                moves = state.engine().game().ply(),
-                "journal replayed"
-            );
-        }
-        prepared.push((state, opened.journal, b.feed.clone()));
+        let r = replay_journal(b, &dir, &round, spec.engine)?;
+        max_g = max_g.max(r.last_g);
+        replayed.extend(r.events);
+        prepared.push((r.state, r.journal, b.feed.clone()));
     }
     let hub = Hub::new(replayed, max_g, spec.probe);
-    let opts = RunOptions {
-        speed: spec.speed,
-        settle_ms: spec.engine.settle_ms,
-    };
-    let listener = tokio::net::TcpListener::bind(spec.listen)
-        .await
-        .map_err(|source| DaemonError::Bind {
-            addr: spec.listen,
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| DaemonError::Bind {
-        addr: spec.listen,
-        source,
-    })?;
+    let opts = RunOptions { speed: spec.speed };
+    let (listener, addr) = bind(spec.listen).await?;
     let boards: Vec<BoardHandle> = prepared
         .into_iter()
         .map(|(state, journal, feed)| actor::spawn(state, journal, Arc::clone(&hub), feed, opts))
         .collect();
     let boards = Arc::new(boards);
-    let index: HashMap<u32, usize> = boards.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
-    let app = http::AppState {
-        boards: Arc::clone(&boards),
-        index: Arc::new(index),
-        hub: Arc::clone(&hub),
-        token: token.clone().into(),
-        title: format!("{}, round {}", spec.round.event, spec.round.round).into(),
-    };
-    let router = http::router(app);
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router).await {
-            tracing::error!("HTTP server stopped: {e}");
-        }
-    });
+    serve_http(listener, &boards, &hub, &token, &spec.round);
     Ok(Daemon {
         addr,
         hub,
@@ -386,6 +403,43 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         token_path,
         token_created,
     })
+}
+
+/// Binds the HTTP address; returns the listener and the address it got.
+async fn bind(listen: SocketAddr) -> Result<(tokio::net::TcpListener, SocketAddr), DaemonError> {
+    let bind_error = |source| DaemonError::Bind {
+        addr: listen,
+        source,
+    };
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(bind_error)?;
+    let addr = listener.local_addr().map_err(bind_error)?;
+    Ok((listener, addr))
+}
+
+/// Serves the boards over HTTP in the background.
+fn serve_http(
+    listener: tokio::net::TcpListener,
+    boards: &Arc<Vec<BoardHandle>>,
+    hub: &Arc<Hub>,
+    token: &str,
+    round: &RoundInfo,
+) {
+    let index: HashMap<u32, usize> = boards.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
+    let app = http::AppState {
+        boards: Arc::clone(boards),
+        index: Arc::new(index),
+        hub: Arc::clone(hub),
+        token: token.into(),
+        title: format!("{}, round {}", round.event, round.round).into(),
+    };
+    let router = http::router(app);
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            tracing::error!("HTTP server stopped: {e}");
+        }
+    });
 }
 
 /// Options shared by `run` and `demo`.
@@ -431,38 +485,59 @@ pub struct RunArgs {
     /// Overrides the config's settle time (ms).
     #[arg(long)]
     pub settle_ms: Option<u64>,
+    /// Also publishes every journal line to this NATS JetStream broker
+    /// (`nats://HOST:PORT`; overrides the `[publish]` table's url).
+    #[arg(long, value_name = "URL")]
+    pub publish: Option<String>,
 }
 
-/// The daemon's spec from a config file and the flags that override it.
-pub fn spec_from_config(config: EventConfig, args: &RunArgs) -> Result<DaemonSpec, DaemonError> {
-    let date = match &args.date {
-        Some(d) => Some(normalize_date(d).map_err(DaemonError::Usage)?),
+/// The round's tags and the engine's settings from a config file and the
+/// `run` flags that override it (`None`: the file alone).
+pub fn round_and_engine(
+    config: &EventConfig,
+    args: Option<&RunArgs>,
+) -> Result<(RoundInfo, EngineConfig), DaemonError> {
+    let flag = |f: fn(&RunArgs) -> &Option<String>| args.and_then(|a| f(a).clone());
+    let date = match flag(|a| &a.date) {
+        Some(d) => Some(normalize_date(&d).map_err(DaemonError::Usage)?),
         None => config.date.clone(),
     };
     let round = RoundInfo {
-        event: args.event.clone().unwrap_or(config.event.clone()),
-        site: args.site.clone().or(config.site.clone()),
+        event: flag(|a| &a.event).unwrap_or(config.event.clone()),
+        site: flag(|a| &a.site).or(config.site.clone()),
         date,
-        round: args
-            .round
-            .clone()
+        round: flag(|a| &a.round)
             .or(config.round.clone())
             .unwrap_or_else(|| "1".into()),
-        time_control: args.time_control.clone().or(config.time_control.clone()),
+        time_control: flag(|a| &a.time_control).or(config.time_control.clone()),
     };
     let defaults = EngineConfig::default();
     let engine = EngineConfig {
         settle_ms: args
-            .settle_ms
+            .and_then(|a| a.settle_ms)
             .or(config.settle_ms)
             .unwrap_or(defaults.settle_ms),
-        rules: args.rules.or(config.rules).unwrap_or(defaults.rules),
+        rules: args
+            .and_then(|a| a.rules)
+            .or(config.rules)
+            .unwrap_or(defaults.rules),
         ..defaults
     };
+    Ok((round, engine))
+}
+
+/// The daemon's spec from a config file and the flags that override it.
+pub fn spec_from_config(config: EventConfig, args: &RunArgs) -> Result<DaemonSpec, DaemonError> {
+    let (round, engine) = round_and_engine(&config, Some(args))?;
     let mut boards = Vec::new();
     for b in &config.boards {
         let id = b.id();
-        let feed = feed_for(id, &b.source, b.game, b.seed.unwrap_or(u64::from(id)))?;
+        let Some(source) = &b.source else {
+            return Err(DaemonError::Usage(format!(
+                "board {id} has no source: `eboard run` reads each board from its source (a round file without sources is for `eboard serve --from`)"
+            )));
+        };
+        let feed = feed_for(id, source, b.game, b.seed.unwrap_or(u64::from(id)))?;
         boards.push(BoardSpec {
             id,
             feed,
@@ -517,6 +592,12 @@ fn announce(d: &Daemon, data_dir: &Path) {
         "eboard: journals in {}",
         data_dir.join("boards").display()
     );
+    announce_token(&mut out, d);
+    let _ = out.flush();
+}
+
+/// Prints where the token is, and the token when it was just created.
+fn announce_token(out: &mut impl Write, d: &Daemon) {
     if d.token_created {
         let _ = writeln!(
             out,
@@ -527,7 +608,6 @@ fn announce(d: &Daemon, data_dir: &Path) {
     } else {
         let _ = writeln!(out, "eboard: arbiter token in {}", d.token_path.display());
     }
-    let _ = out.flush();
 }
 
 async fn until_stopped() {
@@ -569,6 +649,28 @@ pub fn serve(spec: DaemonSpec) -> Result<(), DaemonError> {
 pub fn run(args: &RunArgs) -> Result<(), DaemonError> {
     init_tracing();
     let config = EventConfig::load(&args.config)?;
+    let nats = nats::NatsSettings::for_hall(config.publish.as_ref(), args.publish.as_deref())?;
     let spec = spec_from_config(config, args)?;
-    serve(spec)
+    let Some(nats) = nats else {
+        return serve(spec);
+    };
+    let data_dir = spec.data_dir.clone();
+    runtime()?.block_on(async move {
+        let daemon = start(spec.clone()).await?;
+        announce(&daemon, &data_dir);
+        let journals = spec
+            .boards
+            .iter()
+            .map(|b| {
+                (
+                    b.id,
+                    data_dir.join("boards").join(format!("{}.jsonl", b.id)),
+                )
+            })
+            .collect();
+        publish::spawn(nats, journals, Arc::clone(&daemon.hub));
+        until_stopped().await;
+        tracing::info!("stopping");
+        Ok(())
+    })
 }

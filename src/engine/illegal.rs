@@ -98,10 +98,11 @@ impl Attempt {
     }
 
     /// The move play can go on from: one piece of the side to move went
-    /// from one square to another, and the board shows exactly that.
+    /// from one square to another, and the board shows exactly that. Never
+    /// a king taken: no game goes on without one.
     pub fn on_board(&self) -> Option<Move> {
         match self.shape {
-            Shape::Piece { mv, shown: true } => Some(mv),
+            Shape::Piece { mv, shown: true } if mv.capture() != Some(Role::King) => Some(mv),
             _ => None,
         }
     }

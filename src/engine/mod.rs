@@ -579,4 +579,19 @@ mod tests {
         )));
         assert_eq!(e.next_deadline(), None);
     }
+
+    /// Found by the property test: a rook put on the opponent's king, the
+    /// clock pressed, then the opponent moving, made the engine look for
+    /// moves in a position without a king, and panic.
+    #[test]
+    fn an_illegal_move_that_takes_the_king_is_never_played_on() {
+        let mut e = Engine::default();
+        push_all(
+            &mut e,
+            "@0 lift a1\n@0 place e8\n@0 press white\n@0 lift a7\n@0 press black\n",
+        );
+        e.finish();
+        assert_eq!(e.game().ply(), 0);
+        assert!(e.phase().is_restoring());
+    }
 }

@@ -33,7 +33,9 @@ pub use styles::{STYLES, Style, Tally, Variant, differences, measure, session, t
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Outcome, Piece, Position, Role, Square};
+use shakmaty::{
+    Bitboard, Board, CastlingSide, Chess, Color, Move, Outcome, Piece, Position, Role, Square,
+};
 
 use self::render::{GameMark, Mark, Outage};
 use crate::{
@@ -172,7 +174,8 @@ impl Simulator {
         Scan::from_board(board, !self.opts.occupancy)
     }
 
-    fn game(&mut self, game: &ImportedGame, first: bool) {
+    /// The tags and the set-up of a game; returns when it started.
+    fn open_game(&mut self, game: &ImportedGame, first: bool) -> Millis {
         if !first {
             self.t += 3000;
         }
@@ -196,6 +199,11 @@ impl Simulator {
             let scan = self.scan(game.start.board());
             self.emit(BoardEvent::Board(Box::new(scan)));
         }
+        start_time
+    }
+
+    fn game(&mut self, game: &ImportedGame, first: bool) {
+        let start_time = self.open_game(game, first);
         let first_mark = self.marks.len();
         let mut clocks = Clocks::new(game);
         let mut pos = game.start.clone();
@@ -274,66 +282,6 @@ impl Simulator {
         self.end(&pos, game.result);
     }
 
-    /// Marks a ply whose move is the events `moved` (within the ply's
-    /// events from `start` to now).
-    fn mark_move(&mut self, start: usize, moved: std::ops::Range<usize>, pos: &Chess, m: Move) {
-        self.mark(start..self.out.len(), moved.start, pos, m);
-        let last = self.marks.last_mut().expect("just marked");
-        last.move_times = self.out[moved.clone()]
-            .iter()
-            .filter(|e| render::is_physical(&e.event))
-            .map(|e| e.at)
-            .collect();
-        if let (Some(&first), Some(&settled)) = (last.move_times.first(), last.move_times.last()) {
-            last.move_start = first;
-            last.settled = settled;
-        }
-    }
-
-    fn mark(&mut self, range: std::ops::Range<usize>, move_from: usize, pos: &Chess, m: Move) {
-        let at = self.out.get(move_from).map_or(self.t, |e| e.at);
-        let mut after = pos.clone();
-        after.play_unchecked(m);
-        self.marks.push(Mark {
-            range,
-            move_start: at,
-            settled: at,
-            move_times: Vec::new(),
-            before: pos.clone(),
-            mv: m,
-            after,
-        });
-    }
-
-    /// Cuts the cable for 1–10 plies of the game (fewer where the board's
-    /// dump would not tell which moves were played).
-    fn outage(&mut self, game: &ImportedGame, plies: std::ops::Range<usize>) {
-        let n = plies.len();
-        let first = self.rng.random_range(0..n);
-        let most = if self.opts.occupancy { 3 } else { 10 };
-        let mut len = self.rng.random_range(1..=most).min(n - first);
-        let index = plies.start + first;
-        let earlier: Vec<Chess> = std::iter::once(game.start.clone())
-            .chain(
-                self.marks[plies.start..index]
-                    .iter()
-                    .map(|m| m.after.clone()),
-            )
-            .collect();
-        let (from, earlier) = earlier.split_last().expect("the start position");
-        while len > 0 {
-            let moves: Vec<Move> = self.marks[index..index + len]
-                .iter()
-                .map(|m| m.mv)
-                .collect();
-            if decide::decidable(earlier, from, &moves, !self.opts.occupancy) {
-                self.outages.push(Outage { first: index, len });
-                return;
-            }
-            len -= 1;
-        }
-    }
-
     /// Time the player thinks, with sensor flicker on unrelated squares on a
     /// rough board.
     fn think(&mut self, pos: &Chess) {
@@ -375,214 +323,41 @@ impl Simulator {
         }
     }
 
-    /// A sensor blip of 5–60 ms on any square: a piece read gone, or an
-    /// empty square read occupied, for a moment.
-    fn blip(&mut self, pos: &Chess) {
-        let sq = Square::new(self.rng.random_range(0..64));
-        if self.opts.hostile.scan_ms.is_some() && self.opts.occupancy && self.could_capture(pos, sq)
-        {
-            // A scan that caught it would read a capture by that piece.
-            return;
-        }
-        let gap = self.rng.random_range(5..=60);
-        match pos.board().piece_at(sq) {
-            Some(piece) => {
-                self.emit(BoardEvent::Lift(sq));
-                self.t += gap;
-                let p = self.sensed_piece(piece);
-                self.emit(BoardEvent::Place(sq, p));
-            }
-            None => {
-                self.emit(BoardEvent::Place(sq, None));
-                self.t += gap;
-                self.emit(BoardEvent::Lift(sq));
-            }
-        }
-    }
-
-    /// Whether the piece on `sq` belongs to the player to move and has a
-    /// capture.
-    fn could_capture(&self, pos: &Chess, sq: Square) -> bool {
-        pos.us().contains(sq)
-            && pos
-                .legal_moves()
-                .iter()
-                .any(|m| m.from() == Some(sq) && m.is_capture())
-    }
-
-    /// How long the moving piece stays in the hand.
-    fn in_hand(&mut self, pos: &Chess, from: Square) {
-        let held = self.opts.hostile.slow_hands
-            && self.rng.random_bool(0.1)
-            && !(self.opts.hostile.scan_ms.is_some()
-                && self.opts.occupancy
-                && self.could_capture(pos, from));
-        if held {
-            self.t += self.rng.random_range(2000..=20_000);
-        } else {
-            self.hand();
-        }
-    }
-
     fn press(&mut self, clocks: &mut Clocks, mover: Color, ply_index: usize) {
         self.emit(BoardEvent::Press(mover));
         let (white, black) = clocks.after(ply_index, mover, &mut self.rng);
         self.t += self.rng.random_range(0..40);
         self.emit(BoardEvent::Clock(white, black));
     }
+}
 
+/// A move as a hand makes it on a board that reports each piece lifted and
+/// put down.
+impl Simulator {
     /// The move as lifts and places.
     fn play_move(&mut self, pos: &Chess, m: Move) {
-        let turn = pos.turn();
-        let mut last_place: Option<(Square, Option<Piece>)> = None;
-        match m {
+        let last_place = match m {
             Move::Normal {
                 role,
                 from,
                 capture,
                 to,
                 promotion: None,
-            } => {
-                let piece = self.sensed_piece(role.of(turn));
-                // On an occupancy scan board the captured piece goes first:
-                // the capturing piece in the hand would read as a capture
-                // already made.
-                let scanned_occupancy = self.opts.hostile.scan_ms.is_some() && self.opts.occupancy;
-                let captured_first = capture.is_some()
-                    && (scanned_occupancy || !self.human() || self.rng.random_bool(0.5));
-                if captured_first {
-                    self.emit(BoardEvent::Lift(to));
-                    self.hand();
-                }
-                self.emit(BoardEvent::Lift(from));
-                self.slide(pos, from, to, role, piece);
-                self.in_hand(pos, from);
-                if capture.is_some() && !captured_first {
-                    self.emit(BoardEvent::Lift(to));
-                    self.t += self.rng.random_range(100..400);
-                }
-                self.emit(BoardEvent::Place(to, piece));
-                last_place = Some((to, piece));
-            }
+            } => Some(self.play_normal(pos, role, from, to, capture.is_some())),
             Move::Normal {
                 from,
                 capture,
                 to,
                 promotion: Some(promoted),
                 ..
-            } => {
-                let pawn = self.sensed_piece(turn.pawn());
-                // An occupancy board asks the player to name an underpromoted piece.
-                let new = if promoted == Role::Queen {
-                    self.sensed_piece(promoted.of(turn))
-                } else {
-                    Some(promoted.of(turn))
-                };
-                if capture.is_some() {
-                    self.emit(BoardEvent::Lift(to));
-                    self.hand();
-                }
-                let style = if self.human() {
-                    self.rng.random_range(0..3)
-                } else {
-                    1
-                };
-                match style {
-                    0 => {
-                        // The pawn touches the last rank, then is swapped.
-                        self.emit(BoardEvent::Lift(from));
-                        self.hand();
-                        self.emit(BoardEvent::Place(to, pawn));
-                        self.hand();
-                        self.emit(BoardEvent::Lift(to));
-                        self.hand();
-                        self.emit(BoardEvent::Place(to, new));
-                        last_place = Some((to, new));
-                    }
-                    1 => {
-                        // The pawn goes off the board, the new piece goes on.
-                        self.emit(BoardEvent::Lift(from));
-                        self.hand();
-                        self.emit(BoardEvent::Place(to, new));
-                        last_place = Some((to, new));
-                    }
-                    _ => {
-                        // The new piece first, then the pawn is removed (Art. 4.6.2).
-                        self.emit(BoardEvent::Place(to, new));
-                        self.hand();
-                        self.emit(BoardEvent::Lift(from));
-                    }
-                }
-            }
-            Move::EnPassant { from, to } => {
-                let pawn = self.sensed_piece(turn.pawn());
-                let captured = Square::from_coords(to.file(), from.rank());
-                if self.human() && self.rng.random_bool(0.5) {
-                    self.emit(BoardEvent::Lift(captured));
-                    self.hand();
-                    self.emit(BoardEvent::Lift(from));
-                    self.hand();
-                    self.emit(BoardEvent::Place(to, pawn));
-                    last_place = Some((to, pawn));
-                } else {
-                    self.emit(BoardEvent::Lift(from));
-                    self.hand();
-                    self.emit(BoardEvent::Place(to, pawn));
-                    self.hand();
-                    self.emit(BoardEvent::Lift(captured));
-                }
-            }
+            } => self.play_promotion(pos.turn(), from, to, promoted, capture.is_some()),
+            Move::EnPassant { from, to } => self.play_en_passant(pos.turn(), from, to),
             Move::Castle { king, rook } => {
                 let side = m.castling_side().expect("castle has a side");
-                let (king_to, rook_to) = (side.king_to(turn), side.rook_to(turn));
-                let k = self.sensed_piece(turn.king());
-                let r = self.sensed_piece(turn.rook());
-                let style = if self.human() {
-                    self.rng.random_range(0..3)
-                } else {
-                    0
-                };
-                match style {
-                    0 => {
-                        self.emit(BoardEvent::Lift(king));
-                        self.hand();
-                        self.emit(BoardEvent::Place(king_to, k));
-                        if self.opts.hostile.slow_hands && self.rng.random_bool(0.5) {
-                            // The rook follows slowly: the move is still
-                            // being made.
-                            self.t += self.rng.random_range(1000..=5000);
-                        } else {
-                            self.hand();
-                        }
-                        self.emit(BoardEvent::Lift(rook));
-                        self.hand();
-                        self.emit(BoardEvent::Place(rook_to, r));
-                        last_place = Some((rook_to, r));
-                    }
-                    1 => {
-                        self.emit(BoardEvent::Lift(king));
-                        self.hand();
-                        self.emit(BoardEvent::Lift(rook));
-                        self.hand();
-                        self.emit(BoardEvent::Place(king_to, k));
-                        self.hand();
-                        self.emit(BoardEvent::Place(rook_to, r));
-                        last_place = Some((rook_to, r));
-                    }
-                    _ => {
-                        self.emit(BoardEvent::Lift(king));
-                        self.hand();
-                        self.emit(BoardEvent::Lift(rook));
-                        self.hand();
-                        self.emit(BoardEvent::Place(rook_to, r));
-                        self.hand();
-                        self.emit(BoardEvent::Place(king_to, k));
-                        last_place = Some((king_to, k));
-                    }
-                }
+                Some(self.play_castle(pos.turn(), king, rook, side))
             }
-            Move::Put { .. } => {}
-        }
+            Move::Put { .. } => None,
+        };
         // On an occupancy scan board a caught straightening could read as
         // a capture by the piece.
         let scanned_occupancy = self.opts.hostile.scan_ms.is_some() && self.opts.occupancy;
@@ -596,6 +371,169 @@ impl Simulator {
             self.flick();
             self.emit(BoardEvent::Place(sq, piece));
         }
+    }
+
+    /// A move of one piece, capturing or not; returns the last square a
+    /// piece was put on.
+    fn play_normal(
+        &mut self,
+        pos: &Chess,
+        role: Role,
+        from: Square,
+        to: Square,
+        capture: bool,
+    ) -> (Square, Option<Piece>) {
+        let piece = self.sensed_piece(role.of(pos.turn()));
+        // On an occupancy scan board the captured piece goes first: the
+        // capturing piece in the hand would read as a capture already made.
+        let scanned_occupancy = self.opts.hostile.scan_ms.is_some() && self.opts.occupancy;
+        let captured_first =
+            capture && (scanned_occupancy || !self.human() || self.rng.random_bool(0.5));
+        if captured_first {
+            self.emit(BoardEvent::Lift(to));
+            self.hand();
+        }
+        self.emit(BoardEvent::Lift(from));
+        self.slide(pos, from, to, role, piece);
+        self.in_hand(pos, from);
+        if capture && !captured_first {
+            self.emit(BoardEvent::Lift(to));
+            self.t += self.rng.random_range(100..400);
+        }
+        self.emit(BoardEvent::Place(to, piece));
+        (to, piece)
+    }
+
+    /// A promotion, in one of the ways players make it.
+    fn play_promotion(
+        &mut self,
+        turn: Color,
+        from: Square,
+        to: Square,
+        promoted: Role,
+        capture: bool,
+    ) -> Option<(Square, Option<Piece>)> {
+        let pawn = self.sensed_piece(turn.pawn());
+        // An occupancy board asks the player to name an underpromoted piece.
+        let new = if promoted == Role::Queen {
+            self.sensed_piece(promoted.of(turn))
+        } else {
+            Some(promoted.of(turn))
+        };
+        if capture {
+            self.emit(BoardEvent::Lift(to));
+            self.hand();
+        }
+        let style = if self.human() {
+            self.rng.random_range(0..3)
+        } else {
+            1
+        };
+        match style {
+            0 => {
+                // The pawn touches the last rank, then is swapped.
+                self.emit(BoardEvent::Lift(from));
+                self.hand();
+                self.emit(BoardEvent::Place(to, pawn));
+                self.hand();
+                self.emit(BoardEvent::Lift(to));
+                self.hand();
+                self.emit(BoardEvent::Place(to, new));
+                Some((to, new))
+            }
+            1 => {
+                // The pawn goes off the board, the new piece goes on.
+                self.emit(BoardEvent::Lift(from));
+                self.hand();
+                self.emit(BoardEvent::Place(to, new));
+                Some((to, new))
+            }
+            _ => {
+                // The new piece first, then the pawn is removed (Art. 4.6.2).
+                self.emit(BoardEvent::Place(to, new));
+                self.hand();
+                self.emit(BoardEvent::Lift(from));
+                None
+            }
+        }
+    }
+
+    fn play_en_passant(
+        &mut self,
+        turn: Color,
+        from: Square,
+        to: Square,
+    ) -> Option<(Square, Option<Piece>)> {
+        let pawn = self.sensed_piece(turn.pawn());
+        let captured = Square::from_coords(to.file(), from.rank());
+        if self.human() && self.rng.random_bool(0.5) {
+            self.emit(BoardEvent::Lift(captured));
+            self.hand();
+            self.emit(BoardEvent::Lift(from));
+            self.hand();
+            self.emit(BoardEvent::Place(to, pawn));
+            Some((to, pawn))
+        } else {
+            self.emit(BoardEvent::Lift(from));
+            self.hand();
+            self.emit(BoardEvent::Place(to, pawn));
+            self.hand();
+            self.emit(BoardEvent::Lift(captured));
+            None
+        }
+    }
+
+    /// Castling: king first, both lifted, or the rook put down first.
+    fn play_castle(
+        &mut self,
+        turn: Color,
+        king: Square,
+        rook: Square,
+        side: CastlingSide,
+    ) -> (Square, Option<Piece>) {
+        let (king_to, rook_to) = (side.king_to(turn), side.rook_to(turn));
+        let k = self.sensed_piece(turn.king());
+        let r = self.sensed_piece(turn.rook());
+        let style = if self.human() {
+            self.rng.random_range(0..3)
+        } else {
+            0
+        };
+        // Each way ends with a piece put down: the last.
+        let last = match style {
+            0 => {
+                self.emit(BoardEvent::Lift(king));
+                self.hand();
+                self.emit(BoardEvent::Place(king_to, k));
+                if self.opts.hostile.slow_hands && self.rng.random_bool(0.5) {
+                    // The rook follows slowly: the move is still being made.
+                    self.t += self.rng.random_range(1000..=5000);
+                } else {
+                    self.hand();
+                }
+                self.emit(BoardEvent::Lift(rook));
+                (rook_to, r)
+            }
+            1 => {
+                self.emit(BoardEvent::Lift(king));
+                self.hand();
+                self.emit(BoardEvent::Lift(rook));
+                self.hand();
+                self.emit(BoardEvent::Place(king_to, k));
+                (rook_to, r)
+            }
+            _ => {
+                self.emit(BoardEvent::Lift(king));
+                self.hand();
+                self.emit(BoardEvent::Lift(rook));
+                self.hand();
+                self.emit(BoardEvent::Place(rook_to, r));
+                (king_to, k)
+            }
+        };
+        self.hand();
+        self.emit(BoardEvent::Place(last.0, last.1));
+        last
     }
 
     /// A sliding piece passes the squares between `from` and `to`, each read
@@ -723,6 +661,118 @@ impl Simulator {
             Outcome::Unknown => BoardEvent::Result(Outcome::Unknown),
         };
         self.emit(event);
+    }
+}
+
+/// The artefacts of hostile boards and the marks the renderer needs.
+impl Simulator {
+    /// Marks a ply whose move is the events `moved` (within the ply's
+    /// events from `start` to now).
+    fn mark_move(&mut self, start: usize, moved: std::ops::Range<usize>, pos: &Chess, m: Move) {
+        self.mark(start..self.out.len(), moved.start, pos, m);
+        let last = self.marks.last_mut().expect("just marked");
+        last.move_times = self.out[moved.clone()]
+            .iter()
+            .filter(|e| render::is_physical(&e.event))
+            .map(|e| e.at)
+            .collect();
+        if let (Some(&first), Some(&settled)) = (last.move_times.first(), last.move_times.last()) {
+            last.move_start = first;
+            last.settled = settled;
+        }
+    }
+
+    fn mark(&mut self, range: std::ops::Range<usize>, move_from: usize, pos: &Chess, m: Move) {
+        let at = self.out.get(move_from).map_or(self.t, |e| e.at);
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        self.marks.push(Mark {
+            range,
+            move_start: at,
+            settled: at,
+            move_times: Vec::new(),
+            before: pos.clone(),
+            mv: m,
+            after,
+        });
+    }
+
+    /// Cuts the cable for 1–10 plies of the game (fewer where the board's
+    /// dump would not tell which moves were played).
+    fn outage(&mut self, game: &ImportedGame, plies: std::ops::Range<usize>) {
+        let n = plies.len();
+        let first = self.rng.random_range(0..n);
+        let most = if self.opts.occupancy { 3 } else { 10 };
+        let mut len = self.rng.random_range(1..=most).min(n - first);
+        let index = plies.start + first;
+        let earlier: Vec<Chess> = std::iter::once(game.start.clone())
+            .chain(
+                self.marks[plies.start..index]
+                    .iter()
+                    .map(|m| m.after.clone()),
+            )
+            .collect();
+        let (from, earlier) = earlier.split_last().expect("the start position");
+        while len > 0 {
+            let moves: Vec<Move> = self.marks[index..index + len]
+                .iter()
+                .map(|m| m.mv)
+                .collect();
+            if decide::decidable(earlier, from, &moves, !self.opts.occupancy) {
+                self.outages.push(Outage { first: index, len });
+                return;
+            }
+            len -= 1;
+        }
+    }
+
+    /// A sensor blip of 5–60 ms on any square: a piece read gone, or an
+    /// empty square read occupied, for a moment.
+    fn blip(&mut self, pos: &Chess) {
+        let sq = Square::new(self.rng.random_range(0..64));
+        if self.opts.hostile.scan_ms.is_some() && self.opts.occupancy && self.could_capture(pos, sq)
+        {
+            // A scan that caught it would read a capture by that piece.
+            return;
+        }
+        let gap = self.rng.random_range(5..=60);
+        match pos.board().piece_at(sq) {
+            Some(piece) => {
+                self.emit(BoardEvent::Lift(sq));
+                self.t += gap;
+                let p = self.sensed_piece(piece);
+                self.emit(BoardEvent::Place(sq, p));
+            }
+            None => {
+                self.emit(BoardEvent::Place(sq, None));
+                self.t += gap;
+                self.emit(BoardEvent::Lift(sq));
+            }
+        }
+    }
+
+    /// Whether the piece on `sq` belongs to the player to move and has a
+    /// capture.
+    fn could_capture(&self, pos: &Chess, sq: Square) -> bool {
+        pos.us().contains(sq)
+            && pos
+                .legal_moves()
+                .iter()
+                .any(|m| m.from() == Some(sq) && m.is_capture())
+    }
+
+    /// How long the moving piece stays in the hand.
+    fn in_hand(&mut self, pos: &Chess, from: Square) {
+        let held = self.opts.hostile.slow_hands
+            && self.rng.random_bool(0.1)
+            && !(self.opts.hostile.scan_ms.is_some()
+                && self.opts.occupancy
+                && self.could_capture(pos, from));
+        if held {
+            self.t += self.rng.random_range(2000..=20_000);
+        } else {
+            self.hand();
+        }
     }
 }
 

@@ -5,7 +5,6 @@
 
 use std::{
     io::Cursor,
-    path::PathBuf,
     sync::atomic::{AtomicUsize, Ordering},
 };
 
@@ -20,17 +19,7 @@ use shakmaty::{
     Square, fen::Fen, uci::UciMove,
 };
 
-fn corpus(name: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus")
-        .join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        println!("skipped: {} not found", path.display());
-        None
-    }
-}
+use crate::util::corpus_file as corpus;
 
 fn verdict(expected: bool) -> Verdict {
     if expected { Verdict::Yes } else { Verdict::No }

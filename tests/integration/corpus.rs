@@ -6,7 +6,7 @@ use eboard::{
     simulate, write_script,
 };
 
-use crate::util::{corpus_file, read};
+use crate::util::{corpus_file, present_or_skip, read, root};
 
 fn round_trip(noise: Noise, occupancy: bool, clock: bool, seed: u64) {
     let Some(path) = corpus_file("lichess-sample.pgn") else {
@@ -95,4 +95,15 @@ fn lichess_sample_rough_occupancy_with_clock() {
 #[test]
 fn lichess_sample_without_noise() {
     round_trip(Noise::None, true, false, 5);
+}
+
+/// Issue 9: a missing shared corpus fails the tests in CI, and is said to
+/// be skipped elsewhere.
+#[test]
+fn a_missing_corpus_fails_in_ci_and_is_skipped_elsewhere() {
+    let missing = root().join("../shared/corpus/no-such-file.pgn");
+    assert_eq!(present_or_skip(missing.clone(), false), None);
+    let in_ci = std::panic::catch_unwind(|| present_or_skip(missing, true));
+    assert!(in_ci.is_err());
+    assert!(present_or_skip(root().join("Cargo.toml"), true).is_some());
 }

@@ -25,20 +25,25 @@ use crate::util::root;
 
 // === the daemon as a child process ===
 
-struct Daemon {
+pub(crate) struct Daemon {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
 }
 
 impl Daemon {
     /// Starts `eboard <args>` and waits (at most 60 s) until it listens.
-    fn start(args: &[&str]) -> Daemon {
+    pub(crate) fn start(args: &[&str]) -> Daemon {
+        Daemon::start_logged(args, Stdio::inherit())
+    }
+
+    /// The same, its log (warnings and errors) going to `log`.
+    pub(crate) fn start_logged(args: &[&str], log: Stdio) -> Daemon {
         let mut child = Command::new(env!("CARGO_BIN_EXE_eboard"))
             .args(args)
             .args(["--listen", "127.0.0.1:0"])
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(log)
             .spawn()
             .expect("start eboard");
         let stdout = child.stdout.take().expect("stdout");
@@ -61,23 +66,23 @@ impl Daemon {
     }
 
     /// SIGKILL: no chance to clean up.
-    fn kill(mut self) {
+    pub(crate) fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 
-    fn get(&self, path: &str) -> Response {
+    pub(crate) fn get(&self, path: &str) -> Response {
         http(&self.addr, "GET", path, &[], None)
     }
 
-    fn json(&self, path: &str) -> serde_json::Value {
+    pub(crate) fn json(&self, path: &str) -> serde_json::Value {
         let r = self.get(path);
         assert_eq!(r.status, 200, "GET {path}: {}", r.body);
         serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("GET {path}: {e}: {}", r.body))
     }
 
     /// Polls `/boards` (at most `secs`) until `done` holds for every board.
-    fn wait_boards(
+    pub(crate) fn wait_boards(
         &self,
         secs: u64,
         done: impl Fn(&serde_json::Value) -> bool,
@@ -106,10 +111,10 @@ impl Drop for Daemon {
 
 // === a small HTTP/1.1 client ===
 
-struct Response {
-    status: u16,
-    headers: HashMap<String, String>,
-    body: String,
+pub(crate) struct Response {
+    pub(crate) status: u16,
+    pub(crate) headers: HashMap<String, String>,
+    pub(crate) body: String,
 }
 
 fn connect(addr: &str) -> TcpStream {
@@ -121,7 +126,7 @@ fn connect(addr: &str) -> TcpStream {
     stream
 }
 
-fn http(
+pub(crate) fn http(
     addr: &str,
     method: &str,
     path: &str,
@@ -190,13 +195,13 @@ fn http(
 // === a server-sent-events client ===
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Sse {
-    id: String,
-    kind: String,
-    data: serde_json::Value,
+pub(crate) struct Sse {
+    pub(crate) id: String,
+    pub(crate) kind: String,
+    pub(crate) data: serde_json::Value,
 }
 
-struct SseReader {
+pub(crate) struct SseReader {
     stream: TcpStream,
     raw: Vec<u8>,
     body: Vec<u8>,
@@ -205,7 +210,7 @@ struct SseReader {
 }
 
 impl SseReader {
-    fn open(addr: &str, last_event_id: Option<&str>) -> SseReader {
+    pub(crate) fn open(addr: &str, last_event_id: Option<&str>) -> SseReader {
         let mut stream = connect(addr);
         stream
             .set_read_timeout(Some(Duration::from_millis(200)))
@@ -231,7 +236,7 @@ impl SseReader {
     }
 
     /// The next event with an id, or `None` when none came before `deadline`.
-    fn next(&mut self, deadline: Instant) -> Option<Sse> {
+    pub(crate) fn next(&mut self, deadline: Instant) -> Option<Sse> {
         loop {
             while let Some(nl) = self.body.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = self.body.drain(..=nl).collect();
@@ -300,22 +305,22 @@ impl SseReader {
     }
 }
 
-fn id_key(id: &str) -> (u64, u32) {
+pub(crate) fn id_key(id: &str) -> (u64, u32) {
     let (g, k) = id.split_once('.').unwrap();
     (g.parse().unwrap(), k.parse().unwrap())
 }
 
 // === the games ===
 
-fn demo_pgn() -> PathBuf {
+pub(crate) fn demo_pgn() -> PathBuf {
     root().join("pgn/demo-round.pgn")
 }
 
-fn demo_games() -> Vec<ImportedGame> {
+pub(crate) fn demo_games() -> Vec<ImportedGame> {
     read_games(std::fs::File::open(demo_pgn()).unwrap()).unwrap()
 }
 
-fn sans(game: &ImportedGame) -> Vec<String> {
+pub(crate) fn sans(game: &ImportedGame) -> Vec<String> {
     let mut pos = game.start.clone();
     game.moves
         .iter()
@@ -343,6 +348,22 @@ fn write_config(dir: &Path, games: &[usize]) -> PathBuf {
     let path = dir.join("event.toml");
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// A config of one `script:` board playing `script`, and the data folder.
+fn script_board(dir: &Path, event: &str, script: &str) -> (PathBuf, PathBuf) {
+    let path = dir.join("board.board");
+    std::fs::write(&path, script).unwrap();
+    let config = dir.join("event.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "event = \"{event}\"\n[[board]]\nid = 1\nsource = \"script:{}\"\nwhite = {{ name = \"A\" }}\nblack = {{ name = \"B\" }}\n",
+            path.display()
+        ),
+    )
+    .unwrap();
+    (config, dir.join("data"))
 }
 
 fn run_args<'a>(config: &'a Path, data: &'a Path, speed: &'a str) -> Vec<&'a str> {
@@ -505,18 +526,7 @@ const SCRIPT: &str = "\
 #[test]
 fn actions_need_the_token_and_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("board.board");
-    std::fs::write(&script, SCRIPT).unwrap();
-    let config = dir.path().join("event.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "event = \"Token Cup\"\n[[board]]\nid = 1\nsource = \"script:{}\"\nwhite = {{ name = \"A\" }}\nblack = {{ name = \"B\" }}\n",
-            script.display()
-        ),
-    )
-    .unwrap();
-    let data = dir.path().join("data");
+    let (config, data) = script_board(dir.path(), "Token Cup", SCRIPT);
     let d = Daemon::start(&run_args(&config, &data, "10"));
     d.wait_boards(30, |b| b["connection"] == "ended");
     let journal = data.join("boards/1.jsonl");
@@ -695,28 +705,14 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
-#[test]
-fn dashboard_shows_a_move_in_headless_chromium() {
-    let Some(browser) = chromium() else {
-        eprintln!("notice: chromium is not installed; the dashboard browser test is skipped");
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let d = Daemon::start(&[
-        "demo",
-        "--data-dir",
-        data.to_str().unwrap(),
-        "--speed",
-        "10",
-    ]);
-    d.wait_boards(60, |b| b["id"] != 1 || b["ply"].as_u64().unwrap_or(0) >= 2);
+/// The page at `addr` as headless Chromium has it right after loading.
+fn dump_dom(browser: &Path, dir: &Path, addr: &str) -> String {
     // Plain --dump-dom, no virtual time budget: headless Chromium holds
     // virtual time while a fetch is open, and the page's event stream never
     // closes. The page carries the boards' state, so the dump after load
     // shows the moves played so far.
-    let profile = dir.path().join("profile");
-    let mut child = Command::new(&browser)
+    let profile = dir.join("profile");
+    let mut child = Command::new(browser)
         .args([
             "--headless",
             "--no-sandbox",
@@ -729,7 +725,7 @@ fn dashboard_shows_a_move_in_headless_chromium() {
             "--dump-dom",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("http://{}/", d.addr))
+        .arg(format!("http://{addr}/"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -750,6 +746,26 @@ fn dashboard_shows_a_move_in_headless_chromium() {
     };
     let _ = child.kill();
     let _ = child.wait();
+    dom
+}
+
+#[test]
+fn dashboard_shows_a_move_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!("notice: chromium is not installed; the dashboard browser test is skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let d = Daemon::start(&[
+        "demo",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--speed",
+        "10",
+    ]);
+    d.wait_boards(60, |b| b["id"] != 1 || b["ply"].as_u64().unwrap_or(0) >= 2);
+    let dom = dump_dom(&browser, dir.path(), &d.addr);
     let marker = "id=\"last-1\">";
     let start = dom
         .find(marker)
@@ -828,4 +844,135 @@ fn dgt_source_reads_a_virtual_board() {
         games[0].clocks.iter().all(Option::is_some),
         "every move has its clock"
     );
+}
+
+/// Issue 9: an illegal move (its ruling must reach the clients), the
+/// position restored, a move, then a quiet board whose pieces are
+/// displaced: the engine's displaced-pieces time passes with no event.
+const DISPLACED: &str = "\
+@1000 lift e2
+@1300 place e4 P
+@1500 press white
+@3000 lift e7
+@3300 place e5 p
+@3500 press black
+@5000 lift g1
+@5300 place g4 N
+@5500 press white
+@7000 lift g4
+@7300 place g1 N
+@9000 lift g1
+@9300 place f3 N
+@9500 press white
+@11000 lift b8
+@11300 place b5 n
+";
+
+/// Reads events until `done` holds for the events read, then until none
+/// comes for a second (at most `secs` in all).
+fn read_events(sse: &mut SseReader, secs: u64, done: impl Fn(&[Sse]) -> bool) -> Vec<Sse> {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let mut events = Vec::new();
+    loop {
+        let quiet = Instant::now() + Duration::from_secs(1);
+        match sse.next(if done(&events) { quiet } else { deadline }) {
+            Some(e) => events.push(e),
+            None if done(&events) => return events,
+            None => panic!("events not done within {secs} s: {events:?}"),
+        }
+    }
+}
+
+#[test]
+fn issue_9_live_and_replayed_events_agree_across_displacement_and_undo() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = script_board(dir.path(), "Quiet Cup", DISPLACED);
+    let d = Daemon::start(&run_args(&config, &data, "10"));
+    let mut sse = SseReader::open(&d.addr, Some("0"));
+    let has = |events: &[Sse], kind: &str, what: &str| {
+        events
+            .iter()
+            .any(|e| e.kind == kind && e.data.to_string().contains(what))
+    };
+    // The board falls quiet with pieces displaced: the alert comes without
+    // another board event, then the simulated board ends.
+    let mut live = read_events(&mut sse, 60, |events| {
+        has(events, "alert", "displaced_pieces") && has(events, "connection", "ended")
+    });
+
+    // Rulings reach the clients: in the alert event and in the board's detail.
+    let illegal = live
+        .iter()
+        .find(|e| e.kind == "alert" && e.data["kind"] == "illegal_move")
+        .expect("an illegal_move alert");
+    let ruling = illegal.data["ruling"].as_str().unwrap_or_default();
+    assert!(
+        ruling.starts_with("2 minutes to black (Art. 7.5.5"),
+        "{illegal:?}"
+    );
+    let detail = d.json("/boards/1");
+    let alerts = detail["alerts"].as_array().unwrap();
+    assert_eq!(alerts[0]["kind"], "illegal_move");
+    assert_eq!(alerts[0]["ruling"], ruling);
+
+    // The displaced-pieces alert came from a tick journaled at the engine's
+    // time: 2 s (the default) after the board first showed a state no move
+    // explains (the knight lifted from b8 at 11000).
+    let journal = data.join("boards/1.jsonl");
+    let lines: Vec<JournalLine> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.at == 13_000 && serde_json::to_string(l).unwrap().contains("\"tick\"")),
+        "a tick at 13000 in the journal"
+    );
+
+    let token = std::fs::read_to_string(data.join("token")).unwrap();
+    let bearer = format!("Bearer {}", token.trim());
+    let r = http(
+        &d.addr,
+        "POST",
+        "/boards/1/actions",
+        &[("Authorization", bearer.as_str())],
+        Some(r#"{"action":"undo"}"#),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    live.extend(read_events(&mut sse, 30, |events| {
+        events.iter().any(|e| e.kind == "retracted")
+    }));
+    let before = std::fs::read(&journal).unwrap();
+    d.kill();
+
+    // The restarted daemon derives every event again from the journal.
+    let d = Daemon::start(&run_args(&config, &data, "10"));
+    let mut sse = SseReader::open(&d.addr, Some("0"));
+    let n = live.len();
+    let replayed = read_events(&mut sse, 30, |events| events.len() >= n);
+    let show = |events: &[Sse]| -> Vec<String> {
+        events
+            .iter()
+            .map(|e| format!("{} {} {}", e.id, e.kind, e.data))
+            .collect()
+    };
+    assert_eq!(show(&replayed), show(&live));
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        before,
+        "a restart journals nothing"
+    );
+
+    // The dashboard shows each open alert with its ruling.
+    if let Some(browser) = chromium() {
+        let dom = dump_dom(&browser, dir.path(), &d.addr);
+        assert!(
+            dom.contains("illegal_move: 2 minutes to black"),
+            "no ruling on the page:\n{dom}"
+        );
+    } else {
+        eprintln!("notice: chromium is not installed; the dashboard part is skipped");
+    }
 }

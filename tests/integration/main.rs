@@ -5,6 +5,7 @@ mod cli;
 mod corpus;
 mod daemon;
 mod hostile;
+mod nats;
 mod properties;
 mod rules;
 mod scripts;

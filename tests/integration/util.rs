@@ -7,16 +7,26 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared/corpus/<name>`, or `None` with a printed notice when the shared
-/// folder is absent.
+/// `../shared/corpus/<name>`, or `None` when the shared folder is absent:
+/// the test says it skipped, unless it runs in CI (`CI=true`), where the
+/// shared folder must be there and its absence fails the test.
 pub fn corpus_file(name: &str) -> Option<PathBuf> {
-    let path = root().join("../shared/corpus").join(name);
+    let in_ci = std::env::var("CI").as_deref() == Ok("true");
+    present_or_skip(root().join("../shared/corpus").join(name), in_ci)
+}
+
+/// `path` if it exists; otherwise a failure in CI, a notice elsewhere.
+pub fn present_or_skip(path: PathBuf, in_ci: bool) -> Option<PathBuf> {
     if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("skipped: {} is absent", path.display());
-        None
+        return Some(path);
     }
+    assert!(
+        !in_ci,
+        "{} is missing: CI runs with ../shared beside the clone",
+        path.display()
+    );
+    eprintln!("skipped: {} is absent", path.display());
+    None
 }
 
 /// Reads a file to a string, panicking with its name.

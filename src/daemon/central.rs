@@ -1,0 +1,643 @@
+//! The central (`eboard serve --from nats://HOST:PORT`): serves a whole
+//! event from the stream the hall nodes publish to.
+//!
+//! The central reads the stream from its first message, in the stream's
+//! order, and folds each board's lines into the board's state with the same
+//! [`BoardState::apply`] a hall node uses on its own journal, so a board
+//! derives on the central exactly what it derives in the hall. Everything
+//! it shows is a function of the stream:
+//!
+//! - the server-sent events of a message are named `<stream sequence>.<k>`,
+//!   so their ids are the same on every central and after a restart;
+//! - an arbiter action taken at a central is not applied there directly: it
+//!   is published to the stream (`<stream>.action.<n>`) and applied when it
+//!   comes back, checked again against the board at that point, so every
+//!   central reading the stream derives the same record;
+//! - a board number that lines come from two hall nodes for is an alert
+//!   (`duplicate_board`) and an error in the log naming both; the first
+//!   node's lines are followed, the other's are never merged in.
+
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    io::Write as _,
+    net::SocketAddr,
+    path::PathBuf,
+    sync::Arc,
+    time::Duration,
+};
+
+use async_nats::jetstream::{self, consumer::pull, message::PublishMessage};
+use futures_util::StreamExt as _;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::{engine::EngineConfig, event::Millis};
+
+use super::{
+    Daemon, DaemonError,
+    action::Action,
+    actor::{ActionDone, BoardHandle, Command},
+    board::{ActionError, BoardState, RoundInfo, Snapshot},
+    config::{EventConfig, Player},
+    hub::{Hub, Payload},
+    journal::{Entry, JournalLine},
+    load_or_create_token,
+    nats::{NODE_HEADER, NatsSettings, Subject},
+    round_and_engine,
+};
+
+/// `eboard serve`: the central of several halls.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CentralArgs {
+    /// The round's file (TOML): the tags, and the boards with their players
+    /// (a board's source, if given, is not used: boards come from the stream).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// The NATS JetStream broker the hall nodes publish to
+    /// (`nats://HOST:PORT`; overrides the `[publish]` table's url).
+    #[arg(long, value_name = "URL")]
+    pub from: Option<String>,
+    /// Where the arbiters' token is kept.
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// The HTTP address (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+}
+
+/// Everything a central needs to start.
+#[derive(Debug, Clone)]
+pub struct CentralSpec {
+    /// The round's broadcast tags.
+    pub round: RoundInfo,
+    /// How the engine reads the boards (must be the hall nodes' settings).
+    pub engine: EngineConfig,
+    /// The boards in broadcast order, with their players.
+    pub boards: Vec<(u32, Player, Player)>,
+    /// Where the token is kept.
+    pub data_dir: PathBuf,
+    /// The HTTP address.
+    pub listen: SocketAddr,
+    /// The broker and the stream.
+    pub nats: NatsSettings,
+}
+
+/// An action as it travels through the stream.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ActionMessage {
+    /// The board's time when the action was taken.
+    at: Millis,
+    /// The action.
+    action: Action,
+    /// Names the request, so that the central that took it can answer.
+    request: String,
+}
+
+/// One board as the central follows it.
+struct Board {
+    state: BoardState,
+    /// The hall node whose lines make the board.
+    node: Option<String>,
+    /// Other nodes that published this board number (alerted once each).
+    rivals: HashSet<String>,
+    /// Lines that came before an earlier one of the board (kept until the
+    /// gap is filled).
+    ahead: BTreeMap<u64, JournalLine>,
+    snapshot: watch::Sender<Snapshot>,
+}
+
+impl Board {
+    fn snapshot(&mut self) -> Snapshot {
+        let mut s = self.state.snapshot();
+        let mut summary = (*s.summary).clone();
+        if let Some(obj) = summary.as_object_mut() {
+            obj.insert("node".into(), json!(self.node));
+        }
+        s.summary = Arc::new(summary);
+        s
+    }
+}
+
+/// What the tasks that publish actions report back.
+enum Report {
+    /// The broker did not take the action.
+    Failed(String, String),
+    /// The broker took it, but it has not come back in time.
+    Expired(String),
+}
+
+struct Applier {
+    settings: NatsSettings,
+    js: jetstream::Context,
+    hub: Arc<Hub>,
+    boards: HashMap<u32, Board>,
+    /// The stream sequence of the last message applied.
+    last: u64,
+    unknown: HashSet<u32>,
+    pending: HashMap<String, oneshot::Sender<Result<ActionDone, ActionError>>>,
+    requests: u64,
+    reports: mpsc::UnboundedSender<Report>,
+}
+
+impl Applier {
+    /// Applies one message of the stream.
+    fn message(&mut self, seq: u64, subject: &str, node: &str, request: Option<&str>, body: &[u8]) {
+        if seq <= self.last {
+            return;
+        }
+        self.last = seq;
+        let payloads = match self.settings.parse_subject(subject) {
+            Some(Subject::Board(n)) => self.board_line(seq, n, node, body),
+            Some(Subject::Action(n)) => self.action(seq, n, node, request, body),
+            None => Vec::new(),
+        };
+        self.hub.publish_at(seq, payloads);
+    }
+
+    fn board_line(&mut self, seq: u64, n: u32, node: &str, body: &[u8]) -> Vec<Payload> {
+        let Some(b) = self.boards.get_mut(&n) else {
+            if self.unknown.insert(n) {
+                tracing::warn!(
+                    "node {node} publishes board {n}, which is not in the round file: ignored"
+                );
+            }
+            return Vec::new();
+        };
+        let line = match serde_json::from_slice::<JournalLine>(body) {
+            Ok(line) => line,
+            Err(e) => {
+                tracing::error!(
+                    "stream message {seq}: board {n} from {node}: not a journal line ({e}): {}",
+                    String::from_utf8_lossy(body)
+                );
+                return Vec::new();
+            }
+        };
+        match &b.node {
+            None => b.node = Some(node.to_owned()),
+            Some(owner) if owner != node => {
+                if !b.rivals.insert(node.to_owned()) {
+                    return Vec::new();
+                }
+                let message = format!(
+                    "board {n} is published by two hall nodes, {owner} and {node}: the lines of {node} are ignored; give each board number to one hall node"
+                );
+                tracing::error!("{message}");
+                let out = b.state.raise_alert("duplicate_board", message);
+                let snap = b.snapshot();
+                b.snapshot.send_replace(snap);
+                return out;
+            }
+            Some(_) => {}
+        }
+        let mut out = Vec::new();
+        let expected = b.state.seq() + 1;
+        if line.seq < expected {
+            // Sent twice (a catch-up after an outage): already applied.
+            return out;
+        }
+        if line.seq > expected {
+            if b.ahead.is_empty() {
+                tracing::warn!(
+                    "board {n}: line {} came before line {expected}; held until it comes",
+                    line.seq
+                );
+            }
+            b.ahead.insert(line.seq, line);
+            return out;
+        }
+        let mut next = Some(line);
+        while let Some(mut line) = next {
+            line.g = seq;
+            out.extend(b.state.apply(&line));
+            next = b.ahead.remove(&(b.state.seq() + 1));
+        }
+        if !out.is_empty() {
+            let snap = b.snapshot();
+            b.snapshot.send_replace(snap);
+        }
+        out
+    }
+
+    fn action(
+        &mut self,
+        seq: u64,
+        n: u32,
+        node: &str,
+        request: Option<&str>,
+        body: &[u8],
+    ) -> Vec<Payload> {
+        let msg = match serde_json::from_slice::<ActionMessage>(body) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::error!("stream message {seq}: not an action ({e})");
+                return Vec::new();
+            }
+        };
+        let reply = request
+            .or(Some(msg.request.as_str()))
+            .and_then(|r| self.pending.remove(r));
+        let Some(b) = self.boards.get_mut(&n) else {
+            if let Some(reply) = reply {
+                let _ = reply.send(Err(ActionError::Conflict(format!("no board {n}"))));
+            }
+            return Vec::new();
+        };
+        let at = msg.at.max(b.state.last_at());
+        if let Err(e) = b.state.check(&msg.action, at) {
+            // The board moved on between the action and its turn in the
+            // stream: every central refuses it alike.
+            tracing::warn!(
+                "board {n}: {} action from {node} no longer applies: {e}",
+                msg.action.name()
+            );
+            if let Some(reply) = reply {
+                let _ = reply.send(Err(e));
+            }
+            return Vec::new();
+        }
+        tracing::info!(
+            board = n,
+            action = msg.action.name(),
+            stream_seq = seq,
+            "arbiter action from {node}"
+        );
+        let line = JournalLine {
+            seq: b.state.seq(),
+            g: seq,
+            at,
+            entry: Entry::Action { action: msg.action },
+        };
+        let out = b.state.apply(&line);
+        let snap = b.snapshot();
+        b.snapshot.send_replace(snap);
+        if let Some(reply) = reply {
+            let _ = reply.send(Ok(ActionDone {
+                seq: line.seq,
+                g: seq,
+            }));
+        }
+        out
+    }
+
+    /// An HTTP request for a board.
+    fn command(&mut self, id: u32, cmd: Command) {
+        let Some(b) = self.boards.get_mut(&id) else {
+            return;
+        };
+        match cmd {
+            Command::Detail { reply } => {
+                let mut detail = b.state.detail();
+                if let Some(obj) = detail.as_object_mut() {
+                    obj.insert("node".into(), json!(b.node));
+                }
+                let _ = reply.send(detail);
+            }
+            Command::Action { action, reply } => {
+                let at = b.state.last_at();
+                if let Err(e) = b.state.check(&action, at) {
+                    let _ = reply.send(Err(e));
+                    return;
+                }
+                self.requests += 1;
+                let request = format!(
+                    "{}-{}-{:016x}",
+                    self.settings.node,
+                    self.requests,
+                    rand::random::<u64>()
+                );
+                self.pending.insert(request.clone(), reply);
+                let msg = ActionMessage {
+                    at,
+                    action,
+                    request: request.clone(),
+                };
+                let body = serde_json::to_vec(&msg).unwrap_or_default();
+                let publish = PublishMessage::build()
+                    .payload(body.into())
+                    .message_id(format!("action/{request}"))
+                    .header(NODE_HEADER, self.settings.node.as_str());
+                let js = self.js.clone();
+                let subject = self.settings.action_subject(id);
+                let reports = self.reports.clone();
+                tokio::spawn(async move {
+                    let sent = tokio::time::timeout(Duration::from_secs(10), async {
+                        js.send_publish(subject, publish)
+                            .await
+                            .map_err(|e| e.to_string())?
+                            .await
+                            .map_err(|e| e.to_string())
+                    })
+                    .await;
+                    match sent {
+                        Ok(Ok(_)) => {
+                            tokio::time::sleep(Duration::from_secs(10)).await;
+                            let _ = reports.send(Report::Expired(request));
+                        }
+                        Ok(Err(e)) => {
+                            let _ = reports.send(Report::Failed(request, e));
+                        }
+                        Err(_) => {
+                            let _ = reports.send(Report::Failed(request, "timed out".into()));
+                        }
+                    }
+                });
+            }
+        }
+    }
+
+    fn report(&mut self, report: Report) {
+        let (request, message) = match report {
+            Report::Failed(r, e) => (
+                r,
+                format!(
+                    "the broker did not confirm the action ({e}); reload the board before trying again"
+                ),
+            ),
+            Report::Expired(r) => (
+                r,
+                "the broker took the action but this central has not read it back yet; reload the board".to_owned(),
+            ),
+        };
+        if let Some(reply) = self.pending.remove(&request) {
+            let _ = reply.send(Err(ActionError::Unavailable(message)));
+        }
+    }
+}
+
+/// Reads the stream for ever (from where it stopped, after any failure),
+/// applying each message; `caught_up` fires once the messages that were in
+/// the stream at start are applied.
+async fn follow(
+    mut applier: Applier,
+    mut commands: mpsc::Receiver<(u32, Command)>,
+    mut reports: mpsc::UnboundedReceiver<Report>,
+    mut caught_up: Option<(u64, oneshot::Sender<()>)>,
+) {
+    let mut warned = false;
+    loop {
+        let stream = match applier.settings.stream(&applier.js).await {
+            Ok(s) => s,
+            Err(e) => {
+                if !warned {
+                    tracing::warn!(
+                        "NATS {}: cannot read the stream yet ({e}); retrying",
+                        applier.settings.url
+                    );
+                    warned = true;
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    Some((id, cmd)) = commands.recv() => applier.command(id, cmd),
+                    Some(r) = reports.recv() => applier.report(r),
+                }
+                continue;
+            }
+        };
+        if let Some((target, _)) = &caught_up
+            && (*target == 0 || applier.last >= *target)
+            && let Some((_, tx)) = caught_up.take()
+        {
+            let _ = tx.send(());
+        }
+        let config = pull::OrderedConfig {
+            deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
+                start_sequence: applier.last + 1,
+            },
+            ..Default::default()
+        };
+        let mut messages = match stream.create_consumer(config).await {
+            Ok(c) => match c.messages().await {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!("NATS: cannot read the stream: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            },
+            Err(e) => {
+                tracing::warn!("NATS: cannot read the stream: {e}");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        if warned {
+            tracing::info!("NATS {}: reading the stream", applier.settings.url);
+            warned = false;
+        }
+        let client = applier.js.client();
+        let mut was_connected = true;
+        let mut check = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                biased;
+                Some((id, cmd)) = commands.recv() => applier.command(id, cmd),
+                Some(r) = reports.recv() => applier.report(r),
+                _ = check.tick() => {
+                    // Back after an outage: the broker may have lost the
+                    // consumer; read on from the last message at once rather
+                    // than wait for the consumer to notice.
+                    let connected = client.connection_state() == async_nats::connection::State::Connected;
+                    if connected && !was_connected {
+                        break;
+                    }
+                    was_connected = connected;
+                }
+                msg = messages.next() => match msg {
+                    Some(Ok(m)) => {
+                        let Ok(info) = m.info() else { continue };
+                        let seq = info.stream_sequence;
+                        let node = m
+                            .headers
+                            .as_ref()
+                            .and_then(|h| h.get(NODE_HEADER))
+                            .map_or("?", |v| v.as_str())
+                            .to_owned();
+                        applier.message(seq, m.subject.as_str(), &node, None, &m.payload);
+                        if let Some((target, _)) = &caught_up
+                            && applier.last >= *target
+                            && let Some((_, tx)) = caught_up.take()
+                        {
+                            let _ = tx.send(());
+                        }
+                    }
+                    // The broker restarted, the consumer is gone, ...: read
+                    // again from the message after the last one applied.
+                    Some(Err(e)) => {
+                        if !warned {
+                            tracing::warn!("NATS {}: {e}; reading the stream again", applier.settings.url);
+                            warned = true;
+                        }
+                        break;
+                    }
+                    None => break,
+                },
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Starts a central on the current tokio runtime: reads what the stream
+/// holds (waiting at most a minute for it), then serves HTTP.
+pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
+    std::fs::create_dir_all(&spec.data_dir).map_err(|source| DaemonError::Io {
+        path: spec.data_dir.clone(),
+        source,
+    })?;
+    let (token, token_path, token_created) = load_or_create_token(&spec.data_dir)?;
+    let client = spec.nats.connect().await?;
+    let js = jetstream::new(client);
+    let round = Arc::new(spec.round.clone());
+    let hub = Hub::new(Vec::new(), 0, false);
+    let (cmd_tx, cmd_rx) = mpsc::channel::<(u32, Command)>(256);
+    let mut handles = Vec::new();
+    let mut boards = HashMap::new();
+    for (id, white, black) in &spec.boards {
+        let state = BoardState::new(
+            *id,
+            Arc::clone(&round),
+            spec.engine,
+            white.clone(),
+            black.clone(),
+        );
+        let mut board = Board {
+            state,
+            node: None,
+            rivals: HashSet::new(),
+            ahead: BTreeMap::new(),
+            snapshot: watch::channel(Snapshot {
+                summary: Arc::new(json!({})),
+                pgn: Arc::from(""),
+            })
+            .0,
+        };
+        let first = board.snapshot();
+        let (snap_tx, snap_rx) = watch::channel(first);
+        board.snapshot = snap_tx;
+        boards.insert(*id, board);
+        let (tx, mut rx) = mpsc::channel::<Command>(64);
+        let forward = cmd_tx.clone();
+        let board_id = *id;
+        tokio::spawn(async move {
+            while let Some(cmd) = rx.recv().await {
+                if forward.send((board_id, cmd)).await.is_err() {
+                    break;
+                }
+            }
+        });
+        handles.push(BoardHandle::new(*id, tx, snap_rx));
+    }
+    // What the stream holds now is read before serving, so that a restarted
+    // central does not show (or push) a half-rebuilt round.
+    let target = match tokio::time::timeout(Duration::from_secs(10), spec.nats.stream(&js)).await {
+        Ok(Ok(stream)) => Some(stream.cached_info().state.last_sequence),
+        Ok(Err(e)) => {
+            tracing::warn!("NATS {}: {e}; serving what arrives", spec.nats.url);
+            None
+        }
+        Err(_) => {
+            tracing::warn!(
+                "NATS {}: no answer within 10 s; serving what arrives",
+                spec.nats.url
+            );
+            None
+        }
+    };
+    let (report_tx, report_rx) = mpsc::unbounded_channel();
+    let applier = Applier {
+        settings: spec.nats.clone(),
+        js,
+        hub: Arc::clone(&hub),
+        boards,
+        last: 0,
+        unknown: HashSet::new(),
+        pending: HashMap::new(),
+        requests: 0,
+        reports: report_tx,
+    };
+    let (done_tx, done_rx) = oneshot::channel();
+    let caught_up = target.map(|t| (t, done_tx));
+    tokio::spawn(follow(applier, cmd_rx, report_rx, caught_up));
+    if let Some(t) = target {
+        if tokio::time::timeout(Duration::from_secs(60), done_rx)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "the stream's {t} messages were not all read within 60 s; serving meanwhile"
+            );
+        } else {
+            tracing::info!(messages = t, "stream read");
+        }
+    }
+    let (listener, addr) = super::bind(spec.listen).await?;
+    let handles = Arc::new(handles);
+    super::serve_http(listener, &handles, &hub, &token, &spec.round);
+    Ok(Daemon {
+        addr,
+        hub,
+        boards: handles,
+        token,
+        token_path,
+        token_created,
+    })
+}
+
+/// The central's spec from the round file and the flags.
+pub fn spec_from_args(args: &CentralArgs) -> Result<CentralSpec, DaemonError> {
+    let config = EventConfig::load(&args.config)?;
+    let nats = NatsSettings::for_central(config.publish.as_ref(), args.from.as_deref())?;
+    let (round, engine) = round_and_engine(&config, None)?;
+    for b in &config.boards {
+        if let Some(source) = &b.source {
+            tracing::info!(
+                "board {}: source {source} is not used: the central reads the board from the stream",
+                b.id()
+            );
+        }
+    }
+    Ok(CentralSpec {
+        round,
+        engine,
+        boards: config
+            .boards
+            .iter()
+            .map(|b| (b.id(), b.white.clone(), b.black.clone()))
+            .collect(),
+        data_dir: args
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("eboard-central")),
+        listen: args.listen,
+        nats,
+    })
+}
+
+fn announce(d: &Daemon, spec: &CentralSpec) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "eboard: listening on http://{}/", d.addr);
+    let _ = writeln!(out, "eboard: dashboard: http://{}/", d.addr);
+    let _ = writeln!(out, "eboard: broadcast PGN: http://{}/round.pgn", d.addr);
+    let _ = writeln!(
+        out,
+        "eboard: reading stream {} from {}",
+        spec.nats.stream, spec.nats.url
+    );
+    super::announce_token(&mut out, d);
+    let _ = out.flush();
+}
+
+/// `eboard serve`.
+pub fn run(args: &CentralArgs) -> Result<(), DaemonError> {
+    super::init_tracing();
+    let spec = spec_from_args(args)?;
+    super::runtime()?.block_on(async move {
+        let daemon = start(spec.clone()).await?;
+        announce(&daemon, &spec);
+        super::until_stopped().await;
+        tracing::info!("stopping");
+        Ok(())
+    })
+}

@@ -1,0 +1,366 @@
+//! A hall node's publisher: every journal line of every board goes to the
+//! broker's stream, in order, once it is on disk.
+//!
+//! The local journals stay the source of truth: the publisher reads them
+//! (it never sees a line the board did not write and sync), so when the
+//! broker is away the boards go on recording and the publisher catches up
+//! from the files when it is back. Each board has a cursor, the last line
+//! the broker acknowledged; on start it is read back from the stream (the
+//! board's last message), so a restarted hall node resumes where the broker
+//! is, with no gap. A line may be sent twice (an acknowledgement lost in an
+//! outage); its message id (node, board, line) makes the broker drop the
+//! second copy, and the central skips lines it already has.
+
+use std::{
+    collections::VecDeque,
+    fs::File,
+    io::{Read, Seek, SeekFrom},
+    path::PathBuf,
+    sync::Arc,
+    time::Duration,
+};
+
+use async_nats::jetstream::{self, message::PublishMessage, stream::LastRawMessageErrorKind};
+use bytes::Bytes;
+
+use super::{
+    hub::Hub,
+    nats::{NODE_HEADER, NatsSettings},
+};
+
+/// Lines of one board read but not yet acknowledged, at most.
+const QUEUE: usize = 512;
+/// Lines sent before waiting for their acknowledgements, at most.
+const BATCH: usize = 2048;
+/// How often the journals are looked at when nothing wakes the publisher.
+const POLL: Duration = Duration::from_millis(250);
+
+/// One board's journal as the publisher follows it.
+struct Tail {
+    board: u32,
+    subject: String,
+    path: PathBuf,
+    file: Option<File>,
+    /// Bytes of the file read so far (complete lines only).
+    offset: u64,
+    /// The last line the broker acknowledged.
+    published: u64,
+    /// Lines read, not yet acknowledged, in order.
+    queued: VecDeque<(u64, Bytes)>,
+}
+
+#[derive(serde::Deserialize)]
+struct SeqOnly {
+    seq: u64,
+}
+
+impl Tail {
+    /// Reads the complete lines appended since the last read (up to the
+    /// queue's room) and makes sure they are on disk.
+    fn read(&mut self) -> std::io::Result<()> {
+        if self.queued.len() >= QUEUE {
+            return Ok(());
+        }
+        if self.file.is_none() {
+            match File::open(&self.path) {
+                Ok(f) => self.file = Some(f),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        if file.metadata()?.len() <= self.offset {
+            return Ok(());
+        }
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        // What is published must survive a power cut on this PC as well.
+        file.sync_data()?;
+        let mut start = 0;
+        while let Some(nl) = bytes[start..].iter().position(|&b| b == b'\n') {
+            if self.queued.len() >= QUEUE {
+                break;
+            }
+            let line = &bytes[start..start + nl];
+            start += nl + 1;
+            self.offset += nl as u64 + 1;
+            match serde_json::from_slice::<SeqOnly>(line) {
+                Ok(l) if l.seq > self.published => {
+                    let last = self.queued.back().map_or(self.published, |q| q.0);
+                    if l.seq > last {
+                        self.queued.push_back((l.seq, Bytes::copy_from_slice(line)));
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => tracing::error!(
+                    board = self.board,
+                    "{}: a line the publisher cannot read ({e}); it is not published",
+                    self.path.display()
+                ),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Starts publishing the journals (`(board, path)`) on the current tokio
+/// runtime; `hub` wakes the publisher when a board wrote something.
+pub fn spawn(
+    settings: NatsSettings,
+    journals: Vec<(u32, PathBuf)>,
+    hub: Arc<Hub>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        if let Err(e) = run(settings, journals, hub).await {
+            tracing::error!("publishing stopped: {e}");
+        }
+    })
+}
+
+async fn run(
+    settings: NatsSettings,
+    journals: Vec<(u32, PathBuf)>,
+    hub: Arc<Hub>,
+) -> Result<(), super::DaemonError> {
+    let client = settings.connect().await?;
+    let js = jetstream::new(client);
+    let mut tails: Vec<Tail> = journals
+        .into_iter()
+        .map(|(board, path)| Tail {
+            board,
+            subject: settings.board_subject(board),
+            path,
+            file: None,
+            offset: 0,
+            published: 0,
+            queued: VecDeque::new(),
+        })
+        .collect();
+    let mut wake = hub.subscribe(None).live;
+    // Set when the cursors must be read from the stream: at start and after
+    // an outage (the broker may have come back without its store).
+    let mut failing = true;
+    let mut warned = false;
+    loop {
+        if failing {
+            if let Err(e) = cursors(&settings, &js, &mut tails).await {
+                if !warned {
+                    tracing::warn!(
+                        "NATS {}: cannot reach the stream ({e}); recording goes on, the journals are published when it answers",
+                        settings.url
+                    );
+                    warned = true;
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            tracing::info!(
+                node = settings.node,
+                stream = settings.stream,
+                boards = tails.len(),
+                "publishing to NATS {}",
+                settings.url
+            );
+            failing = false;
+            warned = false;
+        }
+        tails = tokio::task::spawn_blocking(move || {
+            for t in &mut tails {
+                if let Err(e) = t.read() {
+                    tracing::error!(board = t.board, "{}: {e}", t.path.display());
+                }
+            }
+            tails
+        })
+        .await
+        .map_err(|e| super::DaemonError::Usage(format!("publisher: {e}")))?;
+        let waiting: usize = tails.iter().map(|t| t.queued.len()).sum();
+        if waiting == 0 {
+            tokio::select! {
+                _ = wake.recv() => {}
+                () = tokio::time::sleep(POLL) => {}
+            }
+            continue;
+        }
+        if let Err(e) = send(&settings, &js, &mut tails).await {
+            tracing::warn!(
+                "NATS {}: cannot publish ({e}); recording goes on, the journals are published when the broker is back",
+                settings.url
+            );
+            failing = true;
+            warned = true;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+/// Reads each board's cursor back from the stream (its last line there, if
+/// this node sent it): where publishing resumes after a start or an outage.
+async fn cursors(
+    settings: &NatsSettings,
+    js: &jetstream::Context,
+    tails: &mut [Tail],
+) -> Result<(), String> {
+    let stream = settings.stream(js).await?;
+    for t in tails.iter_mut() {
+        match stream.get_last_raw_message_by_subject(&t.subject).await {
+            Ok(msg) => {
+                let ours = msg
+                    .headers
+                    .get(NODE_HEADER)
+                    .is_some_and(|v| v.as_str() == settings.node);
+                let seq = serde_json::from_slice::<SeqOnly>(&msg.payload)
+                    .map(|l| l.seq)
+                    .unwrap_or(0);
+                t.published = if ours { seq } else { 0 };
+            }
+            Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => t.published = 0,
+            Err(e) => return Err(format!("board {}: {e}", t.board)),
+        }
+        // Read the journal again from its start: the lines after the
+        // cursor are queued, whatever was queued before.
+        t.offset = 0;
+        t.queued.clear();
+    }
+    Ok(())
+}
+
+/// Sends the queued lines and waits for the broker's acknowledgements;
+/// a board's cursor moves over the lines acknowledged without a gap.
+async fn send(
+    settings: &NatsSettings,
+    js: &jetstream::Context,
+    tails: &mut [Tail],
+) -> Result<(), String> {
+    let mut sent = Vec::new();
+    let mut first_error = None;
+    'boards: for (i, t) in tails.iter().enumerate() {
+        for (seq, line) in &t.queued {
+            if sent.len() >= BATCH {
+                break 'boards;
+            }
+            let message = PublishMessage::build()
+                .payload(line.clone())
+                .message_id(settings.line_id(t.board, *seq))
+                .header(NODE_HEADER, settings.node.as_str());
+            let attempt = tokio::time::timeout(
+                Duration::from_secs(5),
+                js.send_publish(t.subject.clone(), message),
+            )
+            .await;
+            match attempt {
+                Ok(Ok(ack)) => sent.push((i, *seq, ack)),
+                Ok(Err(e)) => {
+                    first_error.get_or_insert(e.to_string());
+                    break 'boards;
+                }
+                Err(_) => {
+                    first_error.get_or_insert("timed out".to_owned());
+                    break 'boards;
+                }
+            }
+        }
+    }
+    let mut broken = vec![false; tails.len()];
+    for (i, seq, ack) in sent {
+        let result = ack.await;
+        let t = &mut tails[i];
+        match result {
+            Ok(_) if !broken[i] && t.queued.front().is_some_and(|q| q.0 == seq) => {
+                t.queued.pop_front();
+                t.published = seq;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                broken[i] = true;
+                first_error.get_or_insert(e.to_string());
+            }
+        }
+    }
+    match first_error {
+        None => Ok(()),
+        Some(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    fn tail(path: PathBuf, published: u64) -> Tail {
+        Tail {
+            board: 1,
+            subject: "EBOARD.board.1".into(),
+            path,
+            file: None,
+            offset: 0,
+            published,
+            queued: VecDeque::new(),
+        }
+    }
+
+    fn seqs(t: &Tail) -> Vec<u64> {
+        t.queued.iter().map(|q| q.0).collect()
+    }
+
+    #[test]
+    fn reads_complete_lines_after_the_cursor_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.jsonl");
+        let mut t = tail(path.clone(), 1);
+        // No journal yet: nothing to read, no error.
+        t.read().unwrap();
+        assert!(t.queued.is_empty());
+        let mut f = File::create(&path).unwrap();
+        write!(
+            f,
+            "{{\"seq\":1,\"g\":1,\"at\":0,\"type\":\"tick\"}}\n{{\"seq\":2,\"g\":3,\"at\":5,\"type\":\"tick\"}}\n{{\"seq\":3,\"g\""
+        )
+        .unwrap();
+        t.read().unwrap();
+        // Line 1 is published already; line 3 is not complete yet.
+        assert_eq!(seqs(&t), [2]);
+        assert_eq!(
+            &t.queued[0].1[..],
+            br#"{"seq":2,"g":3,"at":5,"type":"tick"}"#
+        );
+        writeln!(f, ":4,\"at\":6,\"type\":\"tick\"}}").unwrap();
+        t.read().unwrap();
+        assert_eq!(seqs(&t), [2, 3]);
+        // Reading again finds nothing new.
+        t.read().unwrap();
+        assert_eq!(seqs(&t), [2, 3]);
+    }
+
+    #[test]
+    fn the_queue_is_bounded_and_the_rest_stays_in_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.jsonl");
+        let mut f = File::create(&path).unwrap();
+        let n = QUEUE as u64 + 10;
+        for seq in 1..=n {
+            writeln!(
+                f,
+                "{{\"seq\":{seq},\"g\":{seq},\"at\":0,\"type\":\"tick\"}}"
+            )
+            .unwrap();
+        }
+        let mut t = tail(path, 0);
+        t.read().unwrap();
+        assert_eq!(t.queued.len(), QUEUE);
+        // The broker acknowledged the first half: the rest comes next.
+        for _ in 0..QUEUE / 2 {
+            t.published = t.queued.pop_front().unwrap().0;
+        }
+        t.read().unwrap();
+        let got = seqs(&t);
+        assert_eq!(got.first(), Some(&(QUEUE as u64 / 2 + 1)));
+        assert_eq!(got.last(), Some(&n));
+        assert!(got.windows(2).all(|w| w[1] == w[0] + 1));
+    }
+}
