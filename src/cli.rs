@@ -117,6 +117,9 @@ enum Command {
     /// Measures the daemon under load (simulated boards at blitz pace).
     #[command(hide = true)]
     Loadtest(crate::daemon::loadtest::LoadtestArgs),
+    /// Measures hall nodes publishing through NATS into one central.
+    #[command(hide = true)]
+    LoadtestHalls(crate::daemon::halls_load::HallsLoadArgs),
 }
 
 impl clap::builder::ValueParserFactory for RuleSet {
@@ -288,6 +291,9 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
         Command::Run(args) => crate::daemon::run(&args).map_err(daemon_failure)?,
         Command::Serve(args) => crate::daemon::central::run(&args).map_err(daemon_failure)?,
         Command::Demo(args) => crate::daemon::demo::run(&args).map_err(daemon_failure)?,
+        Command::LoadtestHalls(args) => {
+            crate::daemon::halls_load::run(&args).map_err(daemon_failure)?
+        }
         Command::Loadtest(args) => crate::daemon::loadtest::run(&args).map_err(daemon_failure)?,
         Command::Analyze(args) => {
             let code = crate::analyze::run(&args, out)

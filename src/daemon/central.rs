@@ -101,9 +101,8 @@ struct Board {
     node: Option<String>,
     /// Other nodes that published this board number (alerted once each).
     rivals: HashSet<String>,
-    /// Lines that came before an earlier one of the board (kept until the
-    /// gap is filled).
-    ahead: BTreeMap<u64, JournalLine>,
+    /// Puts the board's lines in their journal order.
+    order: Sequencer,
     snapshot: watch::Sender<Snapshot>,
 }
 
@@ -116,6 +115,42 @@ impl Board {
         }
         s.summary = Arc::new(summary);
         s
+    }
+}
+
+/// Puts a board's lines back in their journal order: a line sent twice is
+/// dropped, a line that comes before an earlier one (a re-send after an
+/// outage can be stored after the lines that follow it) is held until the
+/// gap is filled.
+#[derive(Debug, Default)]
+struct Sequencer {
+    ahead: BTreeMap<u64, JournalLine>,
+}
+
+impl Sequencer {
+    /// The lines that can be applied now, in order, when the board's next
+    /// line is `next`.
+    fn take(&mut self, board: u32, line: JournalLine, next: u64) -> Vec<JournalLine> {
+        if line.seq < next {
+            return Vec::new();
+        }
+        if line.seq > next {
+            if self.ahead.is_empty() {
+                tracing::warn!(
+                    "board {board}: line {} came before line {next}; held until it comes",
+                    line.seq
+                );
+            }
+            self.ahead.insert(line.seq, line);
+            return Vec::new();
+        }
+        let mut ready = vec![line];
+        let mut next = next + 1;
+        while let Some(l) = self.ahead.remove(&next) {
+            ready.push(l);
+            next += 1;
+        }
+        ready
     }
 }
 
@@ -192,26 +227,9 @@ impl Applier {
             Some(_) => {}
         }
         let mut out = Vec::new();
-        let expected = b.state.seq() + 1;
-        if line.seq < expected {
-            // Sent twice (a catch-up after an outage): already applied.
-            return out;
-        }
-        if line.seq > expected {
-            if b.ahead.is_empty() {
-                tracing::warn!(
-                    "board {n}: line {} came before line {expected}; held until it comes",
-                    line.seq
-                );
-            }
-            b.ahead.insert(line.seq, line);
-            return out;
-        }
-        let mut next = Some(line);
-        while let Some(mut line) = next {
+        for mut line in b.order.take(n, line, b.state.seq() + 1) {
             line.g = seq;
             out.extend(b.state.apply(&line));
-            next = b.ahead.remove(&(b.state.seq() + 1));
         }
         if !out.is_empty() {
             let snap = b.snapshot();
@@ -395,6 +413,16 @@ async fn follow(
                 continue;
             }
         };
+        let ends_at = stream.cached_info().state.last_sequence;
+        if ends_at < applier.last {
+            // New messages would be numbered below what this central has
+            // shown: it cannot follow without renaming its events.
+            tracing::error!(
+                "stream {} ends at message {ends_at} but this central has read up to {}: the broker lost its store; restart this central to rebuild the round",
+                applier.settings.stream,
+                applier.last
+            );
+        }
         if let Some((target, _)) = &caught_up
             && (*target == 0 || applier.last >= *target)
             && let Some((_, tx)) = caught_up.take()
@@ -506,7 +534,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
             state,
             node: None,
             rivals: HashSet::new(),
-            ahead: BTreeMap::new(),
+            order: Sequencer::default(),
             snapshot: watch::channel(Snapshot {
                 summary: Arc::new(json!({})),
                 pgn: Arc::from(""),
@@ -640,4 +668,36 @@ pub fn run(args: &CentralArgs) -> Result<(), DaemonError> {
         tracing::info!("stopping");
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(seq: u64) -> JournalLine {
+        JournalLine {
+            seq,
+            g: 0,
+            at: seq * 10,
+            entry: Entry::Tick,
+        }
+    }
+
+    fn seqs(lines: Vec<JournalLine>) -> Vec<u64> {
+        lines.into_iter().map(|l| l.seq).collect()
+    }
+
+    #[test]
+    fn lines_are_put_back_in_journal_order() {
+        let mut order = Sequencer::default();
+        assert_eq!(seqs(order.take(1, line(1), 1)), [1]);
+        // Line 4 and 3 come before 2: held, then released in order.
+        assert_eq!(seqs(order.take(1, line(4), 2)), Vec::<u64>::new());
+        assert_eq!(seqs(order.take(1, line(3), 2)), Vec::<u64>::new());
+        assert_eq!(seqs(order.take(1, line(2), 2)), [2, 3, 4]);
+        // Sent twice: dropped.
+        assert_eq!(seqs(order.take(1, line(3), 5)), Vec::<u64>::new());
+        assert_eq!(seqs(order.take(1, line(5), 5)), [5]);
+        assert!(order.ahead.is_empty());
+    }
 }

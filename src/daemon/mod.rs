@@ -21,6 +21,7 @@ pub mod board;
 pub mod central;
 pub mod config;
 pub mod demo;
+pub mod halls_load;
 pub mod http;
 pub mod hub;
 pub mod journal;
@@ -668,7 +669,7 @@ pub fn run(args: &RunArgs) -> Result<(), DaemonError> {
                 )
             })
             .collect();
-        publish::spawn(nats, journals, Arc::clone(&daemon.hub));
+        publish::spawn(nats, journals, Arc::clone(&daemon.hub), None);
         until_stopped().await;
         tracing::info!("stopping");
         Ok(())
