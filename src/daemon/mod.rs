@@ -238,6 +238,7 @@ pub fn sim_options(seed: u64) -> SimOptions {
         occupancy: false,
         clock: true,
         noise: Noise::Human,
+        ..SimOptions::default()
     }
 }
 

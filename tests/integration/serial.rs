@@ -134,6 +134,7 @@ fn script_with(
             occupancy: false,
             clock: protocol == Protocol::Dgt,
             noise,
+            ..SimOptions::default()
         },
     )
 }
