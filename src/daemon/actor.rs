@@ -30,7 +30,6 @@ pub enum Feed {
     Simulated(Arc<Vec<TimedEvent>>),
     /// A board on a serial port, read live (with reconnection).
     Live {
-        /// The port.
         port: String,
         /// The board family.
         protocol: crate::transport::Protocol,
@@ -146,7 +145,7 @@ pub fn spawn(
             }
         }
         Feed::Live { port, protocol } => {
-            match crate::transport::spawn_board(crate::transport::BoardConfig::new(
+            match crate::transport::spawn_board(crate::transport::ReaderConfig::new(
                 port.clone(),
                 protocol,
             )) {
@@ -233,7 +232,7 @@ struct Actor {
     journal: Option<Journal>,
     hub: Arc<Hub>,
     sim: Sim,
-    reader: Option<crate::transport::BoardHandle>,
+    reader: Option<crate::transport::ReaderHandle>,
     snapshot: watch::Sender<Snapshot>,
     rx: mpsc::Receiver<Command>,
     failed: bool,
@@ -460,7 +459,7 @@ impl Actor {
 }
 
 async fn recv_live(
-    reader: &mut Option<crate::transport::BoardHandle>,
+    reader: &mut Option<crate::transport::ReaderHandle>,
 ) -> Option<crate::transport::BoardMessage> {
     match reader {
         Some(r) => r.recv().await,

@@ -70,7 +70,6 @@ pub struct ActionRecord {
     pub seq: u64,
     /// The board's time.
     pub at: Millis,
-    /// The action.
     pub action: Action,
 }
 

@@ -421,6 +421,16 @@ async fn follow(
                 continue;
             }
         };
+        let ends_at = stream.cached_info().state.last_sequence;
+        if ends_at < applier.last {
+            // New messages would be numbered below what this central has
+            // shown: it cannot follow without renaming its events.
+            tracing::error!(
+                "stream {} ends at message {ends_at} but this central has read up to {}: the broker lost its store; restart this central to rebuild the round",
+                applier.settings.stream,
+                applier.last
+            );
+        }
         if let Some((target, _)) = &caught_up
             && (*target == 0 || applier.last >= *target)
             && let Some((_, tx)) = caught_up.take()

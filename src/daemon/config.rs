@@ -261,16 +261,10 @@ pub fn normalize_date(text: &str) -> Result<String, String> {
 pub enum ConfigError {
     /// The file cannot be read.
     #[error("{file}: {message}")]
-    Read {
-        /// The file.
-        file: String,
-        /// Why.
-        message: String,
-    },
+    Read { file: String, message: String },
     /// A syntax error, an unknown key or a bad value.
     #[error("{file}:{line}:{column}: {}{message}", key.as_ref().map(|k| format!("key '{k}': ")).unwrap_or_default())]
     Invalid {
-        /// The file.
         file: String,
         /// The 1-based line.
         line: usize,

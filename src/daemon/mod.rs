@@ -68,7 +68,6 @@ pub enum DaemonError {
         board: u32,
         /// The source as configured.
         source_text: String,
-        /// Why.
         message: String,
     },
     /// A hardware board, which this build cannot read yet.
@@ -87,17 +86,13 @@ pub enum DaemonError {
     /// A file or directory of the data directory.
     #[error("{path}: {source}")]
     Io {
-        /// The path.
         path: PathBuf,
-        /// The failure.
         source: std::io::Error,
     },
     /// The listen address cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
-        /// The address.
         addr: SocketAddr,
-        /// The failure.
         source: std::io::Error,
     },
     /// A bad command-line value.
@@ -165,7 +160,6 @@ pub struct Daemon {
     pub addr: SocketAddr,
     /// The event hub.
     pub hub: Arc<Hub>,
-    /// The boards.
     pub boards: Arc<Vec<BoardHandle>>,
     /// The arbiters' token.
     pub token: String,
@@ -247,6 +241,7 @@ pub fn sim_options(seed: u64) -> SimOptions {
         occupancy: false,
         clock: true,
         noise: Noise::Human,
+        ..SimOptions::default()
     }
 }
 
