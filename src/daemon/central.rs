@@ -64,6 +64,8 @@ pub struct CentralArgs {
     /// The HTTP address (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    #[command(flatten)]
+    pub lichess: super::lichess::LichessArgs,
 }
 
 /// Everything a central needs to start.
@@ -101,9 +103,8 @@ struct Board {
     node: Option<String>,
     /// Other nodes that published this board number (alerted once each).
     rivals: HashSet<String>,
-    /// Lines that came before an earlier one of the board (kept until the
-    /// gap is filled).
-    ahead: BTreeMap<u64, JournalLine>,
+    /// Puts the board's lines in their journal order.
+    order: Sequencer,
     snapshot: watch::Sender<Snapshot>,
 }
 
@@ -116,6 +117,42 @@ impl Board {
         }
         s.summary = Arc::new(summary);
         s
+    }
+}
+
+/// Puts a board's lines back in their journal order: a line sent twice is
+/// dropped, a line that comes before an earlier one (a re-send after an
+/// outage can be stored after the lines that follow it) is held until the
+/// gap is filled.
+#[derive(Debug, Default)]
+struct Sequencer {
+    ahead: BTreeMap<u64, JournalLine>,
+}
+
+impl Sequencer {
+    /// The lines that can be applied now, in order, when the board's next
+    /// line is `next`.
+    fn take(&mut self, board: u32, line: JournalLine, next: u64) -> Vec<JournalLine> {
+        if line.seq < next {
+            return Vec::new();
+        }
+        if line.seq > next {
+            if self.ahead.is_empty() {
+                tracing::warn!(
+                    "board {board}: line {} came before line {next}; held until it comes",
+                    line.seq
+                );
+            }
+            self.ahead.insert(line.seq, line);
+            return Vec::new();
+        }
+        let mut ready = vec![line];
+        let mut next = next + 1;
+        while let Some(l) = self.ahead.remove(&next) {
+            ready.push(l);
+            next += 1;
+        }
+        ready
     }
 }
 
@@ -192,26 +229,9 @@ impl Applier {
             Some(_) => {}
         }
         let mut out = Vec::new();
-        let expected = b.state.seq() + 1;
-        if line.seq < expected {
-            // Sent twice (a catch-up after an outage): already applied.
-            return out;
-        }
-        if line.seq > expected {
-            if b.ahead.is_empty() {
-                tracing::warn!(
-                    "board {n}: line {} came before line {expected}; held until it comes",
-                    line.seq
-                );
-            }
-            b.ahead.insert(line.seq, line);
-            return out;
-        }
-        let mut next = Some(line);
-        while let Some(mut line) = next {
+        for mut line in b.order.take(n, line, b.state.seq() + 1) {
             line.g = seq;
             out.extend(b.state.apply(&line));
-            next = b.ahead.remove(&(b.state.seq() + 1));
         }
         if !out.is_empty() {
             let snap = b.snapshot();
@@ -294,10 +314,18 @@ impl Applier {
                 }
                 let _ = reply.send(detail);
             }
-            Command::Action { action, reply } => {
+            Command::Action {
+                action,
+                confirmed,
+                reply,
+            } => {
                 let at = b.state.last_at();
                 if let Err(e) = b.state.check(&action, at) {
                     let _ = reply.send(Err(e));
+                    return;
+                }
+                if !confirmed && let Some(why) = b.state.retraction(&action) {
+                    let _ = reply.send(Err(ActionError::Retracts(why)));
                     return;
                 }
                 self.requests += 1;
@@ -395,6 +423,16 @@ async fn follow(
                 continue;
             }
         };
+        let ends_at = stream.cached_info().state.last_sequence;
+        if ends_at < applier.last {
+            // New messages would be numbered below what this central has
+            // shown: it cannot follow without renaming its events.
+            tracing::error!(
+                "stream {} ends at message {ends_at} but this central has read up to {}: the broker lost its store; restart this central to rebuild the round",
+                applier.settings.stream,
+                applier.last
+            );
+        }
         if let Some((target, _)) = &caught_up
             && (*target == 0 || applier.last >= *target)
             && let Some((_, tx)) = caught_up.take()
@@ -506,7 +544,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
             state,
             node: None,
             rivals: HashSet::new(),
-            ahead: BTreeMap::new(),
+            order: Sequencer::default(),
             snapshot: watch::channel(Snapshot {
                 summary: Arc::new(json!({})),
                 pgn: Arc::from(""),
@@ -574,7 +612,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
     }
     let (listener, addr) = super::bind(spec.listen).await?;
     let handles = Arc::new(handles);
-    super::serve_http(listener, &handles, &hub, &token, &spec.round);
+    let lichess = super::serve_http(listener, &handles, &hub, &token, &spec.round);
     Ok(Daemon {
         addr,
         hub,
@@ -582,6 +620,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         token,
         token_path,
         token_created,
+        lichess,
     })
 }
 
@@ -633,11 +672,49 @@ fn announce(d: &Daemon, spec: &CentralSpec) {
 pub fn run(args: &CentralArgs) -> Result<(), DaemonError> {
     super::init_tracing();
     let spec = spec_from_args(args)?;
+    // The central serves the whole round: it is the one that pushes it.
+    let config = EventConfig::load(&args.config)?;
+    let ids: Vec<u32> = spec.boards.iter().map(|b| b.0).collect();
+    let push =
+        super::lichess::LichessSettings::resolve(config.lichess.as_ref(), &args.lichess, &ids)?;
     super::runtime()?.block_on(async move {
         let daemon = start(spec.clone()).await?;
         announce(&daemon, &spec);
+        super::push_to_lichess(&daemon, push)?;
         super::until_stopped().await;
         tracing::info!("stopping");
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(seq: u64) -> JournalLine {
+        JournalLine {
+            seq,
+            g: 0,
+            at: seq * 10,
+            entry: Entry::Tick,
+        }
+    }
+
+    fn seqs(lines: Vec<JournalLine>) -> Vec<u64> {
+        lines.into_iter().map(|l| l.seq).collect()
+    }
+
+    #[test]
+    fn lines_are_put_back_in_journal_order() {
+        let mut order = Sequencer::default();
+        assert_eq!(seqs(order.take(1, line(1), 1)), [1]);
+        // Line 4 and 3 come before 2: held, then released in order.
+        assert_eq!(seqs(order.take(1, line(4), 2)), Vec::<u64>::new());
+        assert_eq!(seqs(order.take(1, line(3), 2)), Vec::<u64>::new());
+        assert_eq!(seqs(order.take(1, line(2), 2)), [2, 3, 4]);
+        // Sent twice: dropped.
+        assert_eq!(seqs(order.take(1, line(3), 5)), Vec::<u64>::new());
+        assert_eq!(seqs(order.take(1, line(5), 5)), [5]);
+        assert!(order.ahead.is_empty());
+    }
 }

@@ -23,8 +23,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::{engine::EngineConfig, pgn::ImportedGame, simulate::simulate};
 
 use super::{
-    BoardSpec, DaemonError, DaemonSpec, actor::Feed, board::RoundInfo, config::Player, hub::Hub,
-    sim_options, start,
+    BoardSpec, DaemonError, DaemonSpec, actor::Feed, board::RoundInfo, config::Player, sim_options,
+    start,
 };
 
 /// `eboard loadtest`.
@@ -69,10 +69,11 @@ pub fn random_game(seed: u64, max_ply: usize) -> ImportedGame {
     }
 }
 
-fn cpu_seconds() -> f64 {
-    // Fields 14 and 15 of /proc/self/stat: user and system time of all the
+/// The CPU time (s) a process (`self` or a pid) used so far.
+pub(crate) fn cpu_seconds(pid: &str) -> f64 {
+    // Fields 14 and 15 of /proc/<pid>/stat: user and system time of all the
     // process's threads, in clock ticks (USER_HZ, 100 on Linux).
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return f64::NAN;
     };
     let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
@@ -86,13 +87,15 @@ fn cpu_seconds() -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
-fn status_kib(key: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+/// A memory figure (KiB) of /proc/<pid>/status (`VmRSS:`, `VmHWM:`).
+pub(crate) fn status_kib(pid: &str, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with(key))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn percentile(sorted: &[u64], p: f64) -> f64 {
+/// The `p` quantile (0 to 1) of sorted µs figures, in ms.
+pub(crate) fn percentile(sorted: &[u64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -100,14 +103,12 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
     sorted[i] as f64 / 1000.0
 }
 
-/// Reads the event stream (chunked HTTP) and records, for each event, the
-/// time since its input entered the daemon (µs).
-async fn sse_client(
+/// Reads the event stream (chunked HTTP) until `deadline` and calls
+/// `seen(id, kind, arrival)` for each event.
+pub(crate) async fn sse_client(
     addr: std::net::SocketAddr,
-    hub: Arc<Hub>,
-    latencies: Arc<Mutex<Vec<u64>>>,
-    moves: Arc<Mutex<u64>>,
     deadline: Instant,
+    mut seen: impl FnMut(&str, &str, Instant),
 ) -> std::io::Result<()> {
     let mut stream = tokio::net::TcpStream::connect(addr).await?;
     stream
@@ -156,27 +157,31 @@ async fn sse_client(
             if let Some(k) = line.strip_prefix("event: ") {
                 kind = k.to_owned();
             } else if let Some(id) = line.strip_prefix("id: ") {
-                let g = id.split('.').next().and_then(|g| g.parse::<u64>().ok());
-                if let Some(entered) = g.and_then(|g| hub.entered(g)) {
-                    let us = now.saturating_duration_since(entered).as_micros() as u64;
-                    latencies.lock().unwrap_or_else(|e| e.into_inner()).push(us);
-                }
-                if kind == "move" {
-                    *moves.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-                }
+                seen(id, &kind, now);
             }
         }
     }
     Ok(())
 }
 
-/// `count` boards playing random games, and the mean time per ply (ms) in
+/// The round of a load test: blitz.
+pub(crate) fn load_round() -> RoundInfo {
+    RoundInfo {
+        event: "load test".into(),
+        site: None,
+        date: None,
+        round: "1".into(),
+        time_control: Some("180+2".into()),
+    }
+}
+
+/// Boards `ids` playing random games, and the mean time per ply (ms) in
 /// their scripts.
-fn simulated_boards(count: u32) -> (Vec<BoardSpec>, f64) {
+pub(crate) fn simulated_boards(ids: std::ops::RangeInclusive<u32>) -> (Vec<BoardSpec>, f64) {
     let mut boards = Vec::new();
     let mut plies = 0usize;
     let mut span: u64 = 0;
-    for id in 1..=count {
+    for id in ids {
         let game = random_game(u64::from(id), 200);
         let events = simulate(std::slice::from_ref(&game), &sim_options(u64::from(id)));
         plies += game.moves.len();
@@ -200,7 +205,7 @@ fn simulated_boards(count: u32) -> (Vec<BoardSpec>, f64) {
 /// Runs the load test and prints its report.
 pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
     super::init_tracing();
-    let (boards, mean_ply_ms) = simulated_boards(args.boards);
+    let (boards, mean_ply_ms) = simulated_boards(1..=args.boards);
     let speed = mean_ply_ms / args.move_ms.max(1) as f64;
     let (data_dir, _temp) = match &args.data_dir {
         Some(d) => (d.clone(), None),
@@ -216,13 +221,7 @@ pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
         }
     };
     let spec = DaemonSpec {
-        round: RoundInfo {
-            event: "load test".into(),
-            site: None,
-            date: None,
-            round: "1".into(),
-            time_control: Some("180+2".into()),
-        },
+        round: load_round(),
         engine: EngineConfig::default(),
         boards,
         data_dir: data_dir.clone(),
@@ -245,21 +244,29 @@ pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
         let started = Instant::now();
         let daemon = start(spec).await?;
         let deadline = started + Duration::from_secs(args.seconds);
-        let client = tokio::spawn(sse_client(
-            daemon.addr,
+        let (hub, lat, mv) = (
             Arc::clone(&daemon.hub),
             Arc::clone(&latencies),
             Arc::clone(&moves),
-            deadline,
-        ));
-        let cpu0 = cpu_seconds();
+        );
+        let client = tokio::spawn(sse_client(daemon.addr, deadline, move |id, kind, now| {
+            let g = id.split('.').next().and_then(|g| g.parse::<u64>().ok());
+            if let Some(entered) = g.and_then(|g| hub.entered(g)) {
+                let us = now.saturating_duration_since(entered).as_micros() as u64;
+                lat.lock().unwrap_or_else(|e| e.into_inner()).push(us);
+            }
+            if kind == "move" {
+                *mv.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            }
+        }));
+        let cpu0 = cpu_seconds("self");
         let wall0 = Instant::now();
         let mut peak_rss = 0;
         while Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(500)).await;
-            peak_rss = peak_rss.max(status_kib("VmRSS:").unwrap_or(0));
+            peak_rss = peak_rss.max(status_kib("self", "VmRSS:").unwrap_or(0));
         }
-        let cpu = cpu_seconds() - cpu0;
+        let cpu = cpu_seconds("self") - cpu0;
         let wall = wall0.elapsed().as_secs_f64();
         let _ = client.await;
         let mut lat = latencies.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -272,7 +279,7 @@ pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
         println!("  moves made        {moves} ({:.1} per s)", moves as f64 / wall);
         println!("  events delivered  {} ({:.1} per s)", lat.len(), lat.len() as f64 / wall);
         println!("  CPU               {:.1} % of one core", 100.0 * cpu / wall);
-        println!("  resident memory   {:.1} MiB (peak sampled), {:.1} MiB high-water", peak_rss as f64 / 1024.0, status_kib("VmHWM:").unwrap_or(0) as f64 / 1024.0);
+        println!("  resident memory   {:.1} MiB (peak sampled), {:.1} MiB high-water", peak_rss as f64 / 1024.0, status_kib("self", "VmHWM:").unwrap_or(0) as f64 / 1024.0);
         println!(
             "  latency to SSE    p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
             percentile(&lat, 0.5),
