@@ -150,6 +150,7 @@ pub fn demo_boards() -> Result<Vec<BoardSpec>, DaemonError> {
                 name: tag("Black"),
                 ..Player::default()
             },
+            orientation: Default::default(),
         });
     }
     Ok(boards)
