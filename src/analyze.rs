@@ -265,7 +265,6 @@ fn is_number(word: &str) -> bool {
 pub struct Report {
     /// The FEN as read.
     pub fen: String,
-    /// The position.
     pub position: Chess,
     /// Can White still checkmate?
     pub white: Analysis,

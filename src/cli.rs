@@ -16,7 +16,7 @@ use crate::{
     replay::{GameReport, replay_script, reported_games},
     rules::{Laws, RuleSet},
     script::write_script,
-    simulate::{Noise, SimOptions, simulate},
+    simulate::{Hostile, Noise, SimOptions, simulate},
 };
 
 /// Watches electronic chess boards: reconstructs the moves really played,
@@ -71,6 +71,27 @@ enum Command {
         /// Noise: none, human or rough.
         #[arg(long, default_value = "human", value_parser = clap::value_parser!(Noise))]
         noise: Noise,
+        /// A board that reports only full scans, one every N ms (100–1000
+        /// on real boards), skipping positions in between.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=60_000))]
+        scan_ms: Option<u64>,
+        /// Sensor blips of 5–60 ms on any square.
+        #[arg(long)]
+        blips: bool,
+        /// Slow hands: the rook put down up to 5 s after the king, pieces
+        /// held in the hand up to 20 s.
+        #[arg(long)]
+        slow_hands: bool,
+        /// Cable outages of 1–10 plies, each ending with the board's dump.
+        #[arg(long)]
+        outages: bool,
+        /// The board turned round (White's pieces on the a8–h8 side).
+        #[arg(long)]
+        rotated: bool,
+        /// Every hostile option at once (scans every 700 ms unless
+        /// `--scan-ms` says otherwise, rough noise).
+        #[arg(long)]
+        hostile: bool,
     },
     /// Tells whether each side can still checkmate by any series of legal
     /// moves, and whether the position is dead (Art. 5.2.2).
@@ -232,6 +253,12 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
             occupancy,
             clock,
             noise,
+            scan_ms,
+            blips,
+            slow_hands,
+            outages,
+            rotated,
+            hostile,
         } => {
             let (name, text) = read_input(&file)?;
             let games =
@@ -240,7 +267,14 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
                 seed,
                 occupancy,
                 clock,
-                noise,
+                noise: if hostile { Noise::Rough } else { noise },
+                hostile: Hostile {
+                    scan_ms: scan_ms.or(hostile.then_some(700)),
+                    blips: blips || hostile,
+                    slow_hands: slow_hands || hostile,
+                    outages: outages || hostile,
+                    rotated: rotated || hostile,
+                },
             };
             out.write_all(write_script(&simulate(&games, &opts)).as_bytes())
                 .map_err(write_err)?;

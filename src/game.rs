@@ -90,7 +90,6 @@ impl Termination {
 /// One recorded move.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordedMove {
-    /// The move.
     pub mv: Move,
     /// Its SAN with check or mate suffix.
     pub san: SanPlus,

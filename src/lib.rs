@@ -39,7 +39,7 @@ pub use replay::{GameReport, ReplayError, replay_script};
 pub use rules::RuleSet;
 pub use script::{ScriptError, parse_script, write_script};
 pub use sensed::SensedBoard;
-pub use simulate::{Noise, SimOptions, simulate};
+pub use simulate::{Hostile, Noise, SimOptions, simulate};
 
 #[cfg(test)]
 mod test_support;

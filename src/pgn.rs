@@ -37,7 +37,6 @@ pub struct PgnGame {
     pub setup: Option<Fen>,
     /// The moves played.
     pub moves: Vec<PgnMove>,
-    /// The result.
     pub result: Outcome,
     /// A comment after the last move (how the game ended).
     pub final_comment: Option<String>,

@@ -18,7 +18,6 @@ pub enum ReplayError {
     /// A line the engine cannot apply.
     #[error("{file}:{line}: {source}")]
     Engine {
-        /// The file.
         file: String,
         /// The 1-based line.
         line: usize,

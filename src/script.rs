@@ -49,7 +49,6 @@ pub struct ScriptError {
 pub struct ScriptLine {
     /// The 1-based line number.
     pub line: usize,
-    /// The event.
     pub event: TimedEvent,
 }
 

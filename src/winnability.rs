@@ -154,7 +154,6 @@ pub enum WinnabilityError {
     /// The solver panicked; a bug in it or in the bridge to it.
     #[error("solver crashed while analysing {side} to mate: {fen}")]
     SolverPanicked {
-        /// The position.
         fen: String,
         /// The side whose mating chances were analysed.
         side: Color,
@@ -162,7 +161,6 @@ pub enum WinnabilityError {
     /// The solver reported a line that is not a legal mate in shakmaty.
     #[error("solver returned an invalid helpmate for {side} ({line}): {fen}")]
     InvalidHelpmate {
-        /// The position.
         fen: String,
         /// The side whose mating chances were analysed.
         side: Color,

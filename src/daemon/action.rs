@@ -17,17 +17,11 @@ pub enum Action {
         alert: u64,
     },
     /// A player resigned.
-    Resign {
-        /// Who.
-        side: Side,
-    },
+    Resign { side: Side },
     /// The players agreed a draw.
     Draw,
     /// A player's flag fell.
-    Flag {
-        /// Whose.
-        side: Side,
-    },
+    Flag { side: Side },
     /// The arbiter decides the result (`1-0`, `0-1`, `1/2-1/2`, or `*` for a
     /// game abandoned without one), with a note saying why.
     Result {

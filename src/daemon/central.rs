@@ -312,10 +312,18 @@ impl Applier {
                 }
                 let _ = reply.send(detail);
             }
-            Command::Action { action, reply } => {
+            Command::Action {
+                action,
+                confirmed,
+                reply,
+            } => {
                 let at = b.state.last_at();
                 if let Err(e) = b.state.check(&action, at) {
                     let _ = reply.send(Err(e));
+                    return;
+                }
+                if !confirmed && let Some(why) = b.state.retraction(&action) {
+                    let _ = reply.send(Err(ActionError::Retracts(why)));
                     return;
                 }
                 self.requests += 1;
@@ -413,6 +421,16 @@ async fn follow(
                 continue;
             }
         };
+        let ends_at = stream.cached_info().state.last_sequence;
+        if ends_at < applier.last {
+            // New messages would be numbered below what this central has
+            // shown: it cannot follow without renaming its events.
+            tracing::error!(
+                "stream {} ends at message {ends_at} but this central has read up to {}: the broker lost its store; restart this central to rebuild the round",
+                applier.settings.stream,
+                applier.last
+            );
+        }
         if let Some((target, _)) = &caught_up
             && (*target == 0 || applier.last >= *target)
             && let Some((_, tx)) = caught_up.take()
@@ -592,7 +610,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
     }
     let (listener, addr) = super::bind(spec.listen).await?;
     let handles = Arc::new(handles);
-    super::serve_http(listener, &handles, &hub, &token, &spec.round);
+    let lichess = super::serve_http(listener, &handles, &hub, &token, &spec.round);
     Ok(Daemon {
         addr,
         hub,
@@ -600,6 +618,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         token,
         token_path,
         token_created,
+        lichess,
     })
 }
 

@@ -29,6 +29,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::{event::Millis, rules::RuleSet};
 
+pub use super::lichess::LichessConfig;
+
 /// An event round: what the broadcast tags say and which boards to watch.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +62,9 @@ pub struct EventConfig {
     /// them (NATS JetStream; see [`PublishConfig`]).
     #[serde(default)]
     pub publish: Option<PublishConfig>,
+    /// Pushing the round to a lichess broadcast (see [`LichessConfig`]).
+    #[serde(default)]
+    pub lichess: Option<LichessConfig>,
 }
 
 /// The `[publish]` table: the NATS JetStream broker that carries the hall
@@ -256,16 +261,10 @@ pub fn normalize_date(text: &str) -> Result<String, String> {
 pub enum ConfigError {
     /// The file cannot be read.
     #[error("{file}: {message}")]
-    Read {
-        /// The file.
-        file: String,
-        /// Why.
-        message: String,
-    },
+    Read { file: String, message: String },
     /// A syntax error, an unknown key or a bad value.
     #[error("{file}:{line}:{column}: {}{message}", key.as_ref().map(|k| format!("key '{k}': ")).unwrap_or_default())]
     Invalid {
-        /// The file.
         file: String,
         /// The 1-based line.
         line: usize,
@@ -297,6 +296,12 @@ impl EventConfig {
             && c.is_relative()
         {
             *c = dir.join(&*c);
+        }
+        if let Some(l) = &mut config.lichess
+            && let Some(t) = &mut l.token_file
+            && t.is_relative()
+        {
+            *t = dir.join(&*t);
         }
         Ok(config)
     }

@@ -239,6 +239,12 @@ impl Hub {
         }
     }
 
+    /// Every line numbered below this one was published (so synced by its
+    /// board) or given up.
+    pub fn released_below(&self) -> u64 {
+        self.lock().next_publish
+    }
+
     /// The id of the last published event.
     pub fn last_id(&self) -> Option<EventId> {
         self.lock().last
@@ -300,7 +306,9 @@ mod tests {
         assert!(rx.try_recv().is_err());
         drop(b); // given up
         assert!(rx.try_recv().is_err());
+        assert_eq!(hub.released_below(), 1);
         hub.publish(a, vec![p("a0")]);
+        assert_eq!(hub.released_below(), 4);
         let got: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok())
             .map(|e| format!("{}:{}", e.id, e.kind))
             .collect();

@@ -190,15 +190,12 @@ pub enum JournalError {
     /// An I/O failure.
     #[error("{path}: {source}")]
     Io {
-        /// The file.
         path: PathBuf,
-        /// The failure.
         source: std::io::Error,
     },
     /// A line that is not a journal line, or out of sequence.
     #[error("{path}:{line}: {message}")]
     Corrupt {
-        /// The file.
         path: PathBuf,
         /// The 1-based line.
         line: usize,

@@ -1,5 +1,6 @@
 //! A hall node's publisher: every journal line of every board goes to the
-//! broker's stream, in order, once it is on disk.
+//! broker's stream, in order, once it is on disk (the hub says which lines
+//! their boards synced).
 //!
 //! The local journals stay the source of truth: the publisher reads them
 //! (it never sees a line the board did not write and sync), so when the
@@ -62,8 +63,9 @@ pub type AckProbe = Arc<std::sync::Mutex<std::collections::HashMap<u64, std::tim
 
 impl Tail {
     /// Reads the complete lines appended since the last read (up to the
-    /// queue's room) and makes sure they are on disk.
-    fn read(&mut self) -> std::io::Result<()> {
+    /// queue's room), up to the first whose global number is `synced` or
+    /// more: that one may not be on disk yet.
+    fn read(&mut self, synced: u64) -> std::io::Result<()> {
         if self.queued.len() >= QUEUE {
             return Ok(());
         }
@@ -83,17 +85,20 @@ impl Tail {
         file.seek(SeekFrom::Start(self.offset))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        // What is published must survive a power cut on this PC as well.
-        file.sync_data()?;
         let mut start = 0;
         while let Some(nl) = bytes[start..].iter().position(|&b| b == b'\n') {
             if self.queued.len() >= QUEUE {
                 break;
             }
             let line = &bytes[start..start + nl];
+            let parsed = serde_json::from_slice::<SeqOnly>(line);
+            // What is published must survive a power cut on this PC too.
+            if parsed.as_ref().is_ok_and(|l| l.g >= synced) {
+                break;
+            }
             start += nl + 1;
             self.offset += nl as u64 + 1;
-            match serde_json::from_slice::<SeqOnly>(line) {
+            match parsed {
                 Ok(l) if l.seq > self.published => {
                     let last = self.queued.back().map_or(self.published, |q| q.0);
                     if l.seq > last {
@@ -176,9 +181,11 @@ async fn run(
             failing = false;
             warned = false;
         }
+        // Every line numbered below this was synced (or given up) by its board.
+        let synced = hub.released_below();
         tails = tokio::task::spawn_blocking(move || {
             for t in &mut tails {
-                if let Err(e) = t.read() {
+                if let Err(e) = t.read(synced) {
                     tracing::error!(board = t.board, "{}: {e}", t.path.display());
                 }
             }
@@ -333,7 +340,7 @@ mod tests {
         let path = dir.path().join("1.jsonl");
         let mut t = tail(path.clone(), 1);
         // No journal yet: nothing to read, no error.
-        t.read().unwrap();
+        t.read(u64::MAX).unwrap();
         assert!(t.queued.is_empty());
         let mut f = File::create(&path).unwrap();
         write!(
@@ -341,7 +348,7 @@ mod tests {
             "{{\"seq\":1,\"g\":1,\"at\":0,\"type\":\"tick\"}}\n{{\"seq\":2,\"g\":3,\"at\":5,\"type\":\"tick\"}}\n{{\"seq\":3,\"g\""
         )
         .unwrap();
-        t.read().unwrap();
+        t.read(u64::MAX).unwrap();
         // Line 1 is published already; line 3 is not complete yet.
         assert_eq!(seqs(&t), [2]);
         assert_eq!(
@@ -349,11 +356,17 @@ mod tests {
             br#"{"seq":2,"g":3,"at":5,"type":"tick"}"#
         );
         writeln!(f, ":4,\"at\":6,\"type\":\"tick\"}}").unwrap();
-        t.read().unwrap();
+        t.read(u64::MAX).unwrap();
         assert_eq!(seqs(&t), [2, 3]);
         // Reading again finds nothing new.
-        t.read().unwrap();
+        t.read(u64::MAX).unwrap();
         assert_eq!(seqs(&t), [2, 3]);
+        // A line its board has not synced yet waits.
+        writeln!(f, "{{\"seq\":4,\"g\":9,\"at\":7,\"type\":\"tick\"}}").unwrap();
+        t.read(9).unwrap();
+        assert_eq!(seqs(&t), [2, 3]);
+        t.read(10).unwrap();
+        assert_eq!(seqs(&t), [2, 3, 4]);
     }
 
     #[test]
@@ -370,13 +383,13 @@ mod tests {
             .unwrap();
         }
         let mut t = tail(path, 0);
-        t.read().unwrap();
+        t.read(u64::MAX).unwrap();
         assert_eq!(t.queued.len(), QUEUE);
         // The broker acknowledged the first half: the rest comes next.
         for _ in 0..QUEUE / 2 {
             t.published = t.queued.pop_front().unwrap().0;
         }
-        t.read().unwrap();
+        t.read(u64::MAX).unwrap();
         let got = seqs(&t);
         assert_eq!(got.first(), Some(&(QUEUE as u64 / 2 + 1)));
         assert_eq!(got.last(), Some(&n));

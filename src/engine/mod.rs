@@ -5,16 +5,16 @@
 //! session replayed from its journal gives the same record byte for byte.
 //!
 //! Where each step lives:
-//! - [`settle`]: a board state counts once it has settled (the debounce).
-//! - [`read`]: the reading step — what a settled state shows, given the
+//! - `settle.rs`: a board state counts once it has settled (the debounce).
+//! - `read.rs`: the reading step — what a settled state shows, given the
 //!   record and the phase (a move made, changed, inferred, a takeback...).
-//! - [`phase`]: whether the board and the record are in step, and what the
+//! - `phase.rs`: whether the board and the record are in step, and what the
 //!   engine waits for; every change of phase.
-//! - [`complete`]: when moves are completed (Art. 6.2.1) and clock presses.
-//! - [`record`]: changes to the record, and alerts.
-//! - [`touch`]: touch-move (Art. 4.3, 4.4).
-//! - [`illegal`]: illegal moves, described and penalised (Art. 7.5).
-//! - [`endings`] and [`claim`]: games ending by themselves, flags,
+//! - `complete.rs`: when moves are completed (Art. 6.2.1) and clock presses.
+//! - `record.rs`: changes to the record, and alerts.
+//! - `touch.rs`: touch-move (Art. 4.3, 4.4).
+//! - `illegal.rs`: illegal moves, described and penalised (Art. 7.5).
+//! - `endings.rs` and `claim.rs`: games ending by themselves, flags,
 //!   resignations, agreed and claimed draws.
 
 mod claim;

@@ -843,7 +843,6 @@ pub enum ClockCommand {
     },
     /// Show eight ASCII characters (DGT3000), with a beep of 0..=15.
     Ascii {
-        /// The text.
         text: [u8; 8],
         /// Beep length.
         beep: u8,
@@ -1106,7 +1105,6 @@ fn envelope(env: &[u8]) -> Command {
 pub enum EeRecord {
     /// A square changed.
     Field {
-        /// The square.
         square: Square,
         /// Its new content.
         code: PieceCode,

@@ -150,7 +150,6 @@ pub enum CaptureError {
     /// A malformed line.
     #[error("{file}:{line}: {message}")]
     Syntax {
-        /// The file.
         file: String,
         /// The 1-based line.
         line: usize,
@@ -160,7 +159,6 @@ pub enum CaptureError {
     /// The capture says it was recorded from another board family.
     #[error("{file}: recorded from a {recorded} board, but --format {asked} was given")]
     Protocol {
-        /// The file.
         file: String,
         /// The family in the capture's header.
         recorded: Protocol,
@@ -170,7 +168,6 @@ pub enum CaptureError {
     /// An event the engine cannot apply.
     #[error("{file}:{place}: {source}")]
     Engine {
-        /// The file.
         file: String,
         /// Where the event's bytes end.
         place: Place,
@@ -210,7 +207,6 @@ pub enum Capture {
     Timed {
         /// `# protocol` from the header.
         protocol: Option<Protocol>,
-        /// The lines.
         lines: Vec<CaptureLine>,
     },
     /// Raw bytes without timing.
@@ -296,7 +292,6 @@ fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
 pub struct CapturedEvent {
     /// Where the bytes that completed it are.
     pub place: Place,
-    /// The event.
     pub event: TimedEvent,
 }
 

@@ -195,9 +195,10 @@ impl Backoff {
     }
 }
 
-/// What to read and how.
+/// What a serial reader reads and how (the daemon's configuration of a
+/// board is [`crate::daemon::config::BoardConfig`]).
 #[derive(Debug, Clone)]
-pub struct BoardConfig {
+pub struct ReaderConfig {
     /// The serial port (`/dev/ttyACM0`, `/dev/serial/by-id/...`, `COM3`).
     pub port: String,
     /// The board family.
@@ -214,11 +215,11 @@ pub struct BoardConfig {
     pub clock: Arc<dyn TimeSource>,
 }
 
-impl BoardConfig {
+impl ReaderConfig {
     /// Defaults for a board of this family on this port, with a session
     /// clock starting now.
-    pub fn new(port: impl Into<String>, protocol: Protocol) -> BoardConfig {
-        BoardConfig {
+    pub fn new(port: impl Into<String>, protocol: Protocol) -> ReaderConfig {
+        ReaderConfig {
             port: port.into(),
             protocol,
             link: LinkOptions {
@@ -278,19 +279,13 @@ pub enum BoardMessage {
     Event(TimedEvent),
     /// The connection changed.
     Connection {
-        /// When.
         at: Millis,
         /// The new state.
         state: ConnectionState,
     },
     /// Worth a line in the log: versions, the EEPROM log, line noise,
     /// capture trouble.
-    Note {
-        /// When.
-        at: Millis,
-        /// What.
-        text: String,
-    },
+    Note { at: Millis, text: String },
 }
 
 /// Why a board reader could not start.
@@ -299,7 +294,6 @@ pub enum TransportError {
     /// The capture file could not be created.
     #[error("cannot create the capture file {path}: {source}")]
     Record {
-        /// The file.
         path: PathBuf,
         /// What went wrong.
         source: io::Error,
@@ -307,16 +301,17 @@ pub enum TransportError {
     /// The reader thread could not be started.
     #[error("cannot start the reader thread for {port}: {source}")]
     Thread {
-        /// The port.
         port: String,
         /// What went wrong.
         source: io::Error,
     },
 }
 
-/// A running board reader. Dropping it stops the thread.
+/// A running serial reader of one board. Dropping it stops the thread.
+/// (The HTTP server's handle on a board's actor is
+/// [`crate::daemon::actor::BoardHandle`].)
 #[derive(Debug)]
-pub struct BoardHandle {
+pub struct ReaderHandle {
     rx: mpsc::UnboundedReceiver<BoardMessage>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -324,7 +319,7 @@ pub struct BoardHandle {
     port: String,
 }
 
-impl BoardHandle {
+impl ReaderHandle {
     /// The next message; `None` once the reader stopped.
     pub async fn recv(&mut self) -> Option<BoardMessage> {
         self.rx.recv().await
@@ -361,7 +356,7 @@ impl BoardHandle {
     }
 }
 
-impl Drop for BoardHandle {
+impl Drop for ReaderHandle {
     fn drop(&mut self) {
         self.stop();
     }
@@ -369,7 +364,7 @@ impl Drop for BoardHandle {
 
 /// Starts reading a board: one thread, which keeps (re)opening the port
 /// until the handle is stopped or dropped.
-pub fn spawn_board(config: BoardConfig) -> Result<BoardHandle, TransportError> {
+pub fn spawn_board(config: ReaderConfig) -> Result<ReaderHandle, TransportError> {
     let capture = match &config.record {
         Some(path) => {
             let file = std::fs::File::create(path).map_err(|source| TransportError::Record {
@@ -408,7 +403,7 @@ pub fn spawn_board(config: BoardConfig) -> Result<BoardHandle, TransportError> {
             port: port.clone(),
             source,
         })?;
-    Ok(BoardHandle {
+    Ok(ReaderHandle {
         rx,
         stop,
         thread: Some(thread),
@@ -420,7 +415,7 @@ pub fn spawn_board(config: BoardConfig) -> Result<BoardHandle, TransportError> {
 type Capture = capture::CaptureWriter<io::BufWriter<std::fs::File>>;
 
 struct Reader {
-    config: BoardConfig,
+    config: ReaderConfig,
     link: Link,
     tx: mpsc::UnboundedSender<BoardMessage>,
     stop: Arc<AtomicBool>,

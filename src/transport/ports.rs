@@ -51,7 +51,6 @@ pub struct Guess {
     pub protocol: Protocol,
     /// How sure.
     pub confidence: Confidence,
-    /// Why.
     pub reason: &'static str,
 }
 

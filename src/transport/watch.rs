@@ -5,7 +5,7 @@
 
 use std::{io::Write, path::PathBuf, time::Duration};
 
-use super::{BoardConfig, BoardMessage, Protocol, TransportError, spawn_board};
+use super::{BoardMessage, Protocol, ReaderConfig, TransportError, spawn_board};
 use crate::{
     engine::{Engine, EngineConfig, GameEvent},
     event::Millis,
@@ -66,7 +66,7 @@ fn stamp(at: Millis) -> String {
 
 /// Runs `eboard watch` until Ctrl-C.
 pub fn run(args: &WatchArgs, out: &mut dyn Write) -> Result<(), WatchError> {
-    let mut config = BoardConfig::new(args.port.clone(), args.protocol);
+    let mut config = ReaderConfig::new(args.port.clone(), args.protocol);
     config.record = args.record.clone();
     config.link.dgt = dgt::Config {
         white_on_left: !args.white_on_right,

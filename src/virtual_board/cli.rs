@@ -152,6 +152,7 @@ pub fn events(args: &VirtualBoardArgs) -> Result<Vec<TimedEvent>, VirtualBoardEr
             occupancy: false,
             clock: args.protocol == VirtualProtocol::Dgt,
             noise: args.noise,
+            ..SimOptions::default()
         };
         Ok(simulate(&games, &opts))
     } else {

@@ -201,7 +201,6 @@ pub enum VirtualError {
     /// Reading or writing the pseudo-terminal failed.
     #[error("virtual board on {device}: {source}")]
     Io {
-        /// The device.
         device: String,
         /// What went wrong.
         source: io::Error,

@@ -5,7 +5,7 @@ use std::process::{Command, Output, Stdio};
 
 use crate::util::root;
 
-fn eboard(args: &[&str], stdin: Option<&str>) -> Output {
+pub fn eboard(args: &[&str], stdin: Option<&str>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_eboard"));
     cmd.args(args).current_dir(root());
     cmd.stdin(if stdin.is_some() {

@@ -19,6 +19,7 @@ fn round_trip(noise: Noise, occupancy: bool, clock: bool, seed: u64) {
         occupancy,
         clock,
         noise,
+        ..SimOptions::default()
     };
     let script = write_script(&simulate(&games, &opts));
     let engine = replay_script("simulated", &script, EngineConfig::default()).unwrap();

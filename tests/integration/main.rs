@@ -4,6 +4,8 @@ mod analyze;
 mod cli;
 mod corpus;
 mod daemon;
+mod hostile;
+mod lichess;
 mod nats;
 mod properties;
 mod rules;

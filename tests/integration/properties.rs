@@ -65,7 +65,13 @@ proptest! {
         noise in noise(),
     ) {
         let games: Vec<ImportedGame> = games.iter().map(|c| random_game(c)).collect();
-        let opts = SimOptions { seed, occupancy, clock, noise };
+        let opts = SimOptions {
+            seed,
+            occupancy,
+            clock,
+            noise,
+            ..SimOptions::default()
+        };
         let script = write_script(&simulate(&games, &opts));
         let engine = replay_script("random", &script, EngineConfig::default()).unwrap();
         let replayed = reported_games(&engine);

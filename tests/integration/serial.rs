@@ -12,7 +12,7 @@ use eboard::{
     replay::reported_games,
     simulate,
     transport::{
-        Backoff, BoardConfig, BoardMessage, ConnectionState, Protocol, capture, spawn_board,
+        Backoff, BoardMessage, ConnectionState, Protocol, ReaderConfig, capture, spawn_board,
     },
     virtual_board::{Lockstep, PlanOptions, VirtualBoard, VirtualOptions, play_in_process},
 };
@@ -134,6 +134,7 @@ fn script_with(
             occupancy: false,
             clock: protocol == Protocol::Dgt,
             noise,
+            ..SimOptions::default()
         },
     )
 }
@@ -214,7 +215,7 @@ fn play_live(
     options.lockstep = Some(lock.clone());
     options.link = Some(link.clone());
     let board = VirtualBoard::start(events, options).unwrap();
-    let mut config = BoardConfig::new(link.display().to_string(), protocol);
+    let mut config = ReaderConfig::new(link.display().to_string(), protocol);
     config.clock = lock;
     config.record = record;
     // Quick retries: the virtual board is back at once.

@@ -2,8 +2,34 @@
 //!
 //! This is the test workhorse: every game of a PGN file becomes a stream of
 //! board events (lifts, places, scans, clock presses) with human timing and,
-//! on request, the artefacts real boards produce. It never produces a stream
-//! the engine could only guess at (see [`Noise`]).
+//! on request, the artefacts real boards produce: sensor blips, slow hands,
+//! boards that only report full scans and skip positions, cable outages,
+//! boards turned round.
+//!
+//! It never produces a stream the engine could only guess at. A stream is
+//! *decidable* when:
+//! - every stretch of plies between two positions the board shows (a scan
+//!   that skipped positions, a dump after an outage) is explained by exactly
+//!   one sequence of legal moves of that many plies, by none shorter, and
+//!   does not show a position the game already had (see `decide`);
+//! - on an occupancy board, a capture the scans show only by its emptied
+//!   square is the only capture that piece could make, and an underpromotion
+//!   is seen being made (the player names the piece);
+//! - everything else the board shows is a move in progress (a piece in the
+//!   hand, a captured piece taken off, a king on g1 before the rook) or a
+//!   blip shorter than any settle time (5–60 ms; on a scan board a blip one
+//!   scan caught and the next undid), never a position legal moves lead to:
+//!   on an occupancy scan board no piece that could capture is held in the
+//!   hand or blipped, since a scan would read it as that capture.
+//!
+//! Where skipping would break this, the simulated board scans in time (or
+//! the outage is shorter).
+
+mod decide;
+mod render;
+mod styles;
+
+pub use styles::{STYLES, Style, Tally, Variant, differences, measure, session, table};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -11,6 +37,7 @@ use shakmaty::{
     Bitboard, Board, CastlingSide, Chess, Color, Move, Outcome, Piece, Position, Role, Square,
 };
 
+use self::render::{GameMark, Mark, Outage};
 use crate::{
     event::{BoardEvent, Millis, Scan, Seconds, TimedEvent},
     matcher::move_squares,
@@ -58,6 +85,30 @@ pub struct SimOptions {
     pub clock: bool,
     /// How much noise.
     pub noise: Noise,
+    /// What makes the board hostile: scans, blips, slow hands, outages,
+    /// a board turned round.
+    pub hostile: Hostile,
+}
+
+/// The artefacts of real halls, each on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Hostile {
+    /// A board that reports only full scans, one every this many
+    /// milliseconds (100–1000 on real boards), skipping what happens in
+    /// between.
+    pub scan_ms: Option<Millis>,
+    /// Sensor blips of 5–60 ms on any square, while the players think and
+    /// right after a move.
+    pub blips: bool,
+    /// Human pace: castling with the rook put down up to 5 s after the
+    /// king, pieces held in the hand up to 20 s.
+    pub slow_hands: bool,
+    /// Cable outages of 1–10 plies, each ending with the board's dump of
+    /// its position (and the clock's report).
+    pub outages: bool,
+    /// The board is turned round (White's pieces on the a8–h8 side); it
+    /// reports its full position at the start of each game.
+    pub rotated: bool,
 }
 
 /// Simulates a board session playing `games` one after the other.
@@ -67,18 +118,25 @@ pub fn simulate(games: &[ImportedGame], opts: &SimOptions) -> Vec<TimedEvent> {
         opts: *opts,
         t: 0,
         out: Vec::new(),
+        marks: Vec::new(),
+        games: Vec::new(),
+        outages: Vec::new(),
     };
     for (i, game) in games.iter().enumerate() {
         sim.game(game, i == 0);
     }
-    sim.out
+    render::render(sim.out, &sim.marks, &sim.games, &sim.outages, opts)
 }
 
 struct Simulator {
     rng: ChaCha8Rng,
     opts: SimOptions,
     t: Millis,
+    /// What the hands did (before [`render`] turns it into reports).
     out: Vec<TimedEvent>,
+    marks: Vec<Mark>,
+    games: Vec<GameMark>,
+    outages: Vec<Outage>,
 }
 
 impl Simulator {
@@ -116,10 +174,12 @@ impl Simulator {
         Scan::from_board(board, !self.opts.occupancy)
     }
 
-    fn game(&mut self, game: &ImportedGame, first: bool) {
+    /// The tags and the set-up of a game; returns when it started.
+    fn open_game(&mut self, game: &ImportedGame, first: bool) -> Millis {
         if !first {
             self.t += 3000;
         }
+        let start_time = self.t;
         for (name, value) in &game.tags {
             if !matches!(name.as_str(), "Result" | "SetUp" | "FEN") {
                 self.emit(BoardEvent::Tag(name.clone(), value.clone()));
@@ -133,12 +193,25 @@ impl Simulator {
             }
             None => {}
         }
+        if self.opts.hostile.rotated && (first || game.setup.is_some()) {
+            // A board says what stands on it when the host connects and
+            // after the pieces are set up.
+            let scan = self.scan(game.start.board());
+            self.emit(BoardEvent::Board(Box::new(scan)));
+        }
+        start_time
+    }
+
+    fn game(&mut self, game: &ImportedGame, first: bool) {
+        let start_time = self.open_game(game, first);
+        let first_mark = self.marks.len();
         let mut clocks = Clocks::new(game);
         let mut pos = game.start.clone();
         let mut history: Vec<Chess> = Vec::new();
         let mut i = 0;
         while i < game.moves.len() {
             let m = game.moves[i];
+            let start = self.out.len();
             self.think(&pos);
             let next = game.moves.get(i + 1).copied();
             let two = next.filter(|&n| {
@@ -160,8 +233,11 @@ impl Simulator {
                     self.press(&mut clocks, after.turn(), i + 1);
                 }
                 self.hand();
+                let move_from = self.out.len();
                 let scan = self.scan(after2.board());
                 self.emit(BoardEvent::Board(Box::new(scan)));
+                self.mark(start..start, start, &pos, m);
+                self.mark(start..self.out.len(), move_from, &after, n);
                 history.push(pos);
                 history.push(after);
                 pos = after2;
@@ -171,19 +247,38 @@ impl Simulator {
             let scanned = self.opts.noise == Noise::Rough
                 && self.rng.random_bool(0.2)
                 && !(self.opts.occupancy && m.is_promotion());
+            let move_from = self.out.len();
             if scanned {
                 self.scan_move(&pos, m);
             } else {
                 self.play_move(&pos, m);
             }
+            let move_to = self.out.len();
+            if self.opts.hostile.blips && self.rng.random_bool(0.2) {
+                // A blip right after the move, before the clock.
+                self.t += self.rng.random_range(20..300);
+                let mut after = pos.clone();
+                after.play_unchecked(m);
+                self.blip(&after);
+            }
             if self.opts.clock {
                 self.t += self.rng.random_range(100..500);
                 self.press(&mut clocks, pos.turn(), i);
             }
+            self.mark_move(start, move_from..move_to, &pos, m);
             history.push(pos.clone());
             pos.play_unchecked(m);
             i += 1;
         }
+        let plies = first_mark..self.marks.len();
+        if self.opts.hostile.outages && !plies.is_empty() && self.rng.random_bool(0.7) {
+            self.outage(game, plies.clone());
+        }
+        self.games.push(GameMark {
+            plies,
+            start: game.start.clone(),
+            start_time,
+        });
         self.end(&pos, game.result);
     }
 
@@ -222,6 +317,10 @@ impl Simulator {
                 self.t += self.rng.random_range(100..400);
             }
         }
+        if self.opts.hostile.blips && self.rng.random_bool(0.3) {
+            self.blip(pos);
+            self.t += self.rng.random_range(100..400);
+        }
     }
 
     fn press(&mut self, clocks: &mut Clocks, mover: Color, ply_index: usize) {
@@ -259,7 +358,11 @@ impl Simulator {
             }
             Move::Put { .. } => None,
         };
+        // On an occupancy scan board a caught straightening could read as
+        // a capture by the piece.
+        let scanned_occupancy = self.opts.hostile.scan_ms.is_some() && self.opts.occupancy;
         if let Some((sq, piece)) = last_place
+            && !scanned_occupancy
             && self.chance(0.15)
         {
             // The player straightens the piece he just put down.
@@ -281,14 +384,18 @@ impl Simulator {
         capture: bool,
     ) -> (Square, Option<Piece>) {
         let piece = self.sensed_piece(role.of(pos.turn()));
-        let captured_first = capture && (!self.human() || self.rng.random_bool(0.5));
+        // On an occupancy scan board the captured piece goes first: the
+        // capturing piece in the hand would read as a capture already made.
+        let scanned_occupancy = self.opts.hostile.scan_ms.is_some() && self.opts.occupancy;
+        let captured_first =
+            capture && (scanned_occupancy || !self.human() || self.rng.random_bool(0.5));
         if captured_first {
             self.emit(BoardEvent::Lift(to));
             self.hand();
         }
         self.emit(BoardEvent::Lift(from));
         self.slide(pos, from, to, role, piece);
-        self.hand();
+        self.in_hand(pos, from);
         if capture && !captured_first {
             self.emit(BoardEvent::Lift(to));
             self.t += self.rng.random_range(100..400);
@@ -398,7 +505,12 @@ impl Simulator {
                 self.emit(BoardEvent::Lift(king));
                 self.hand();
                 self.emit(BoardEvent::Place(king_to, k));
-                self.hand();
+                if self.opts.hostile.slow_hands && self.rng.random_bool(0.5) {
+                    // The rook follows slowly: the move is still being made.
+                    self.t += self.rng.random_range(1000..=5000);
+                } else {
+                    self.hand();
+                }
                 self.emit(BoardEvent::Lift(rook));
                 (rook_to, r)
             }
@@ -427,7 +539,12 @@ impl Simulator {
     /// A sliding piece passes the squares between `from` and `to`, each read
     /// occupied for a moment.
     fn slide(&mut self, pos: &Chess, from: Square, to: Square, role: Role, piece: Option<Piece>) {
-        if !matches!(role, Role::Bishop | Role::Rook | Role::Queen) || !self.chance(0.5) {
+        // A scan that caught a sliding piece on its way would show a move
+        // released there, which nothing tells from a real one.
+        if !matches!(role, Role::Bishop | Role::Rook | Role::Queen)
+            || self.opts.hostile.scan_ms.is_some()
+            || !self.chance(0.5)
+        {
             return;
         }
         let between = shakmaty::attacks::between(from, to);
@@ -544,6 +661,118 @@ impl Simulator {
             Outcome::Unknown => BoardEvent::Result(Outcome::Unknown),
         };
         self.emit(event);
+    }
+}
+
+/// The artefacts of hostile boards and the marks the renderer needs.
+impl Simulator {
+    /// Marks a ply whose move is the events `moved` (within the ply's
+    /// events from `start` to now).
+    fn mark_move(&mut self, start: usize, moved: std::ops::Range<usize>, pos: &Chess, m: Move) {
+        self.mark(start..self.out.len(), moved.start, pos, m);
+        let last = self.marks.last_mut().expect("just marked");
+        last.move_times = self.out[moved.clone()]
+            .iter()
+            .filter(|e| render::is_physical(&e.event))
+            .map(|e| e.at)
+            .collect();
+        if let (Some(&first), Some(&settled)) = (last.move_times.first(), last.move_times.last()) {
+            last.move_start = first;
+            last.settled = settled;
+        }
+    }
+
+    fn mark(&mut self, range: std::ops::Range<usize>, move_from: usize, pos: &Chess, m: Move) {
+        let at = self.out.get(move_from).map_or(self.t, |e| e.at);
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        self.marks.push(Mark {
+            range,
+            move_start: at,
+            settled: at,
+            move_times: Vec::new(),
+            before: pos.clone(),
+            mv: m,
+            after,
+        });
+    }
+
+    /// Cuts the cable for 1–10 plies of the game (fewer where the board's
+    /// dump would not tell which moves were played).
+    fn outage(&mut self, game: &ImportedGame, plies: std::ops::Range<usize>) {
+        let n = plies.len();
+        let first = self.rng.random_range(0..n);
+        let most = if self.opts.occupancy { 3 } else { 10 };
+        let mut len = self.rng.random_range(1..=most).min(n - first);
+        let index = plies.start + first;
+        let earlier: Vec<Chess> = std::iter::once(game.start.clone())
+            .chain(
+                self.marks[plies.start..index]
+                    .iter()
+                    .map(|m| m.after.clone()),
+            )
+            .collect();
+        let (from, earlier) = earlier.split_last().expect("the start position");
+        while len > 0 {
+            let moves: Vec<Move> = self.marks[index..index + len]
+                .iter()
+                .map(|m| m.mv)
+                .collect();
+            if decide::decidable(earlier, from, &moves, !self.opts.occupancy) {
+                self.outages.push(Outage { first: index, len });
+                return;
+            }
+            len -= 1;
+        }
+    }
+
+    /// A sensor blip of 5–60 ms on any square: a piece read gone, or an
+    /// empty square read occupied, for a moment.
+    fn blip(&mut self, pos: &Chess) {
+        let sq = Square::new(self.rng.random_range(0..64));
+        if self.opts.hostile.scan_ms.is_some() && self.opts.occupancy && self.could_capture(pos, sq)
+        {
+            // A scan that caught it would read a capture by that piece.
+            return;
+        }
+        let gap = self.rng.random_range(5..=60);
+        match pos.board().piece_at(sq) {
+            Some(piece) => {
+                self.emit(BoardEvent::Lift(sq));
+                self.t += gap;
+                let p = self.sensed_piece(piece);
+                self.emit(BoardEvent::Place(sq, p));
+            }
+            None => {
+                self.emit(BoardEvent::Place(sq, None));
+                self.t += gap;
+                self.emit(BoardEvent::Lift(sq));
+            }
+        }
+    }
+
+    /// Whether the piece on `sq` belongs to the player to move and has a
+    /// capture.
+    fn could_capture(&self, pos: &Chess, sq: Square) -> bool {
+        pos.us().contains(sq)
+            && pos
+                .legal_moves()
+                .iter()
+                .any(|m| m.from() == Some(sq) && m.is_capture())
+    }
+
+    /// How long the moving piece stays in the hand.
+    fn in_hand(&mut self, pos: &Chess, from: Square) {
+        let held = self.opts.hostile.slow_hands
+            && self.rng.random_bool(0.1)
+            && !(self.opts.hostile.scan_ms.is_some()
+                && self.opts.occupancy
+                && self.could_capture(pos, from));
+        if held {
+            self.t += self.rng.random_range(2000..=20_000);
+        } else {
+            self.hand();
+        }
     }
 }
 

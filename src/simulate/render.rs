@@ -1,0 +1,442 @@
+//! What the board reports of what happened on it: every lift and place
+//! (the default), or full scans taken every few hundred milliseconds
+//! (`scan_ms`), with the cable out for a few plies (`outages`) and the
+//! board turned round (`rotated`).
+//!
+//! The simulator first writes what the hands did (the physical timeline,
+//! with marks where each ply starts and ends), then this module turns it
+//! into what a board of the chosen kind reports.
+
+use std::{collections::BTreeSet, ops::Range};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use shakmaty::{Chess, Move, Position, Square};
+
+use super::{
+    SimOptions,
+    decide::{decidable, single_ply_decidable},
+};
+use crate::event::{BoardEvent, Millis, Scan, Sensed, TimedEvent};
+
+/// One ply of the physical timeline.
+#[derive(Debug, Clone)]
+pub(crate) struct Mark {
+    /// Its events: the player's thinking (and any blips in it), the move,
+    /// the clock press.
+    pub range: Range<usize>,
+    /// When the hands start the move itself.
+    pub move_start: Millis,
+    /// When the board first shows the position after it.
+    pub settled: Millis,
+    /// When each lift, place or scan of the move happened.
+    pub move_times: Vec<Millis>,
+    /// The position before it.
+    pub before: Chess,
+    /// The move.
+    pub mv: Move,
+    /// The position after it.
+    pub after: Chess,
+}
+
+/// One game of the physical timeline.
+#[derive(Debug, Clone)]
+pub(crate) struct GameMark {
+    /// Its plies, as indices into the marks.
+    pub plies: Range<usize>,
+    /// Its start position.
+    pub start: Chess,
+    /// When its first event happened.
+    pub start_time: Millis,
+}
+
+/// The cable is out from the start of ply `first` until after ply
+/// `first + len - 1`; then the board dumps its position.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Outage {
+    pub first: usize,
+    pub len: usize,
+}
+
+struct Window {
+    /// The events nobody hears.
+    removed: Range<usize>,
+    /// When the cable is out.
+    from: Millis,
+    /// When the board is back and dumps its position.
+    dump_at: Millis,
+    /// The position it dumps.
+    shows: Chess,
+    /// The clock's last report, sent with the dump.
+    clock: Option<BoardEvent>,
+}
+
+/// Turns the physical timeline into the board's reports.
+pub(crate) fn render(
+    events: Vec<TimedEvent>,
+    marks: &[Mark],
+    games: &[GameMark],
+    outages: &[Outage],
+    opts: &SimOptions,
+) -> Vec<TimedEvent> {
+    let windows: Vec<Window> = outages
+        .iter()
+        .map(|o| window(&events, marks, o, opts))
+        .collect();
+    let mut out = match opts.hostile.scan_ms {
+        Some(period) => Scanner {
+            events: &events,
+            marks,
+            games,
+            windows: &windows,
+            outages,
+            identify: !opts.occupancy,
+            period: period.max(1),
+            phase: ChaCha8Rng::seed_from_u64(opts.seed ^ 0x5ca7).random_range(0..period.max(1)),
+        }
+        .run(),
+        None => cut(events, &windows, !opts.occupancy),
+    };
+    if opts.hostile.rotated {
+        for ev in &mut out {
+            rotate(&mut ev.event);
+        }
+    }
+    out
+}
+
+fn window(events: &[TimedEvent], marks: &[Mark], o: &Outage, opts: &SimOptions) -> Window {
+    let last = &marks[o.first + o.len - 1];
+    let removed = marks[o.first].range.start..last.range.end;
+    let end = events[removed.end - 1].at + 1;
+    let dump_at = events.get(removed.end).map_or(end, |next| end.min(next.at));
+    let clock = events[removed.clone()]
+        .iter()
+        .rev()
+        .find(|e| matches!(e.event, BoardEvent::Clock(..)))
+        .filter(|_| opts.clock)
+        .map(|e| e.event.clone());
+    Window {
+        from: events[removed.start].at,
+        removed,
+        dump_at,
+        shows: last.after.clone(),
+        clock,
+    }
+}
+
+/// A board that reports every lift and place: during an outage nothing
+/// arrives, then the board's dump and the clock's report.
+fn cut(events: Vec<TimedEvent>, windows: &[Window], identify: bool) -> Vec<TimedEvent> {
+    let mut out = Vec::with_capacity(events.len());
+    let mut next = windows.iter().peekable();
+    let mut i = 0;
+    while i < events.len() {
+        if let Some(w) = next.next_if(|w| w.removed.start == i) {
+            out.push(TimedEvent {
+                at: w.dump_at,
+                event: BoardEvent::Board(Box::new(Scan::from_board(w.shows.board(), identify))),
+            });
+            if let Some(clock) = &w.clock {
+                out.push(TimedEvent {
+                    at: w.dump_at,
+                    event: clock.clone(),
+                });
+            }
+            i = w.removed.end;
+            continue;
+        }
+        out.push(events[i].clone());
+        i += 1;
+    }
+    out
+}
+
+pub(super) fn is_physical(event: &BoardEvent) -> bool {
+    matches!(
+        event,
+        BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_)
+    )
+}
+
+/// A board that only reports full scans, one every `period` ms.
+struct Scanner<'a> {
+    events: &'a [TimedEvent],
+    marks: &'a [Mark],
+    games: &'a [GameMark],
+    windows: &'a [Window],
+    outages: &'a [Outage],
+    identify: bool,
+    period: Millis,
+    phase: Millis,
+}
+
+impl Scanner<'_> {
+    fn run(&self) -> Vec<TimedEvent> {
+        let mut forced = BTreeSet::new();
+        // Every game's start position, and the position before each outage,
+        // are seen: the outage was chosen to be decidable from there.
+        for game in self.games {
+            forced.insert(game.start_time);
+        }
+        for o in self.outages {
+            let at = match self.games.iter().find(|g| g.plies.start == o.first) {
+                Some(game) => game.start_time,
+                None => self.marks[o.first - 1].settled,
+            };
+            forced.insert(at);
+        }
+        let mut shown_fully = vec![false; self.marks.len()];
+        let mut skipped = BTreeSet::new();
+        loop {
+            let (out, samples) = self.sample(&forced, &skipped);
+            let before = (forced.len(), skipped.len());
+            if !self.identify {
+                self.skip_misleading(&samples, &forced, &shown_fully, &mut skipped);
+            }
+            for game in self.games {
+                self.force_where_undecidable(game, &samples, &mut forced, &mut shown_fully);
+            }
+            if (forced.len(), skipped.len()) == before {
+                return out;
+            }
+        }
+    }
+
+    /// On an occupancy board a piece in the hand reads like a capture by
+    /// that piece whose refilled square the scan missed: a scan catching
+    /// such a moment is left out (the board happened to scan a moment
+    /// later), so that every state in between reads as a move in progress.
+    fn skip_misleading(
+        &self,
+        samples: &[(Millis, Scan)],
+        forced: &BTreeSet<Millis>,
+        shown_fully: &[bool],
+        skipped: &mut BTreeSet<Millis>,
+    ) {
+        for (t, scan) in samples {
+            if forced.contains(t) {
+                continue;
+            }
+            let p = self.marks.partition_point(|m| m.settled <= *t);
+            let Some(mark) = self.marks.get(p) else {
+                continue;
+            };
+            if shown_fully[p] || *t <= mark.move_start {
+                continue;
+            }
+            let reads_as_a_move = mark.before.legal_moves().iter().any(|&m| {
+                if m == mark.mv {
+                    return false;
+                }
+                let mut after = mark.before.clone();
+                after.play_unchecked(m);
+                self.same(scan, &self.reading(&after))
+            });
+            if reads_as_a_move {
+                skipped.insert(*t);
+            }
+        }
+    }
+
+    fn reading(&self, pos: &Chess) -> Scan {
+        Scan::from_board(pos.board(), self.identify)
+    }
+
+    /// Whether a scan shows `want`: on an occupancy board a named
+    /// (underpromoted) piece reads as occupied.
+    fn same(&self, scan: &Scan, want: &Scan) -> bool {
+        if self.identify {
+            return scan == want;
+        }
+        Square::ALL
+            .into_iter()
+            .all(|sq| scan.get(sq).is_some() == want.get(sq).is_some())
+    }
+
+    /// Adds scans where the stretch between two positions the board showed
+    /// cannot be read back without guessing.
+    fn force_where_undecidable(
+        &self,
+        game: &GameMark,
+        samples: &[(Millis, Scan)],
+        forced: &mut BTreeSet<Millis>,
+        shown_fully: &mut [bool],
+    ) {
+        let plies = game.plies.clone();
+        let n = plies.len();
+        let pos_at = |k: usize| {
+            if k == 0 {
+                &game.start
+            } else {
+                &self.marks[plies.start + k - 1].after
+            }
+        };
+        let interval = |k: usize| {
+            let from = if k == 0 {
+                game.start_time
+            } else {
+                self.marks[plies.start + k - 1].settled
+            };
+            let to = if k < n {
+                self.marks[plies.start + k].move_start
+            } else {
+                self.games
+                    .iter()
+                    .find(|g| g.start_time > from)
+                    .map_or(Millis::MAX, |g| g.start_time)
+            };
+            from..to
+        };
+        let seen: Vec<usize> = (0..=n)
+            .filter(|&k| {
+                let want = self.reading(pos_at(k));
+                let span = interval(k);
+                let first = samples.partition_point(|(t, _)| *t < span.start);
+                samples[first..]
+                    .iter()
+                    .take_while(|(t, _)| span.contains(t))
+                    .any(|(_, scan)| self.same(scan, &want))
+            })
+            .collect();
+        for pair in seen.windows(2) {
+            let (i, j) = (pair[0], pair[1]);
+            let moves: Vec<Move> = self.marks[plies.start + i..plies.start + j]
+                .iter()
+                .map(|m| m.mv)
+                .collect();
+            if j == i + 1 {
+                let index = plies.start + i;
+                if !shown_fully[index] && !single_ply_decidable(pos_at(i), moves[0], self.identify)
+                {
+                    // Scan every state the move goes through.
+                    shown_fully[index] = true;
+                    forced.extend(self.marks[index].move_times.iter().copied());
+                }
+                continue;
+            }
+            let earlier: Vec<Chess> = (0..i).map(|k| pos_at(k).clone()).collect();
+            if self.in_outage(plies.start + i)
+                || decidable(&earlier, pos_at(i), &moves, self.identify)
+            {
+                continue;
+            }
+            for k in i + 1..j {
+                forced.insert(interval(k).start);
+            }
+        }
+    }
+
+    /// Whether the ply after mark index `first` starts an outage.
+    fn in_outage(&self, first: usize) -> bool {
+        self.outages.iter().any(|o| o.first == first)
+    }
+
+    /// Samples the physical board at every scan time; returns the reports
+    /// and what each scan read.
+    fn sample(
+        &self,
+        forced: &BTreeSet<Millis>,
+        skipped: &BTreeSet<Millis>,
+    ) -> (Vec<TimedEvent>, Vec<(Millis, Scan)>) {
+        let end = self.events.last().map_or(0, |e| e.at) + self.period;
+        let mut times: BTreeSet<Millis> = forced.clone();
+        let mut t = self.phase;
+        while t <= end {
+            times.insert(t);
+            t += self.period;
+        }
+        times.retain(|&t| {
+            !skipped.contains(&t)
+                && !self
+                    .windows
+                    .iter()
+                    .any(|w| (w.from..w.dump_at).contains(&t))
+        });
+        times.extend(self.windows.iter().map(|w| w.dump_at));
+
+        let mut phys = Scan::from_board(&shakmaty::Board::default(), self.identify);
+        let mut last = phys.clone();
+        let mut out = Vec::new();
+        let mut samples = Vec::with_capacity(times.len());
+        let mut i = 0;
+        let silent = |i: usize| self.windows.iter().any(|w| w.removed.contains(&i));
+        for s in times {
+            while i < self.events.len() && self.events[i].at <= s {
+                let ev = &self.events[i];
+                if is_physical(&ev.event) {
+                    apply(&mut phys, &ev.event, self.identify);
+                } else {
+                    if let BoardEvent::Setup(fen) = &ev.event {
+                        phys = Scan::from_board(&fen.as_setup().board, self.identify);
+                        last = phys.clone();
+                    }
+                    if !silent(i) {
+                        out.push(ev.clone());
+                    }
+                }
+                i += 1;
+            }
+            if phys != last {
+                out.push(TimedEvent {
+                    at: s,
+                    event: BoardEvent::Board(Box::new(phys.clone())),
+                });
+                last = phys.clone();
+            }
+            if let Some(w) = self.windows.iter().find(|w| w.dump_at == s)
+                && let Some(clock) = &w.clock
+            {
+                out.push(TimedEvent {
+                    at: s,
+                    event: clock.clone(),
+                });
+            }
+            samples.push((s, phys.clone()));
+        }
+        for (k, ev) in self.events.iter().enumerate().skip(i) {
+            if !is_physical(&ev.event) && !silent(k) {
+                out.push(ev.clone());
+            }
+        }
+        (out, samples)
+    }
+}
+
+/// What a lift, place or scan does to the squares.
+fn apply(phys: &mut Scan, event: &BoardEvent, identify: bool) {
+    match event {
+        BoardEvent::Lift(sq) => phys.0[sq.to_usize()] = None,
+        BoardEvent::Place(sq, piece) => {
+            // An occupancy board knows a piece only when the player named it.
+            phys.0[sq.to_usize()] = Some(match piece {
+                Some(p) => Sensed::Piece(*p),
+                None => Sensed::Occupied,
+            });
+        }
+        BoardEvent::Board(scan) => {
+            *phys = (**scan).clone();
+            if !identify {
+                for sq in phys.0.iter_mut().flatten() {
+                    *sq = Sensed::Occupied;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The same event on a board turned round: a8 where h1 is.
+fn rotate(event: &mut BoardEvent) {
+    match event {
+        BoardEvent::Lift(sq) | BoardEvent::Place(sq, _) => *sq = sq.rotate_180(),
+        BoardEvent::Board(scan) => {
+            let mut turned = Scan::empty();
+            for sq in Square::ALL {
+                turned.0[sq.rotate_180().to_usize()] = scan.get(sq);
+            }
+            **scan = turned;
+        }
+        _ => {}
+    }
+}
