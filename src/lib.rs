@@ -33,7 +33,7 @@ pub mod virtual_board;
 pub mod winnability;
 
 pub use alert::{Alert, AlertKind};
-pub use engine::{Engine, EngineConfig, EngineError, GameEvent};
+pub use engine::{Engine, EngineConfig, EngineError, GameEvent, Orientation};
 pub use event::{BoardEvent, ClaimKind, Millis, Scan, Seconds, Sensed, TimedEvent};
 pub use game::{Game, RecordedMove, Termination};
 pub use replay::{GameReport, ReplayError, replay_script};
