@@ -16,28 +16,17 @@
 //!
 //! The ratio engine / floor is what the README reports.
 
-use std::{hint::black_box, path::Path};
+use std::hint::black_box;
 
+mod common;
+
+use common::corpus;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use eboard::{
     Engine, EngineConfig, Noise, SimOptions, TimedEvent, parse_script, pgn::read_games, simulate,
     write_script,
 };
 use shakmaty::{Chess, Position, san::San};
-
-fn corpus() -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let shared = root.join("../shared/corpus/lichess-sample.pgn");
-    if let Ok(text) = std::fs::read_to_string(&shared) {
-        return text;
-    }
-    eprintln!("note: {} is absent; using pgn/*.pgn", shared.display());
-    ["pgn/opera-game.pgn", "pgn/edge-cases.pgn"]
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(root.join(p)).ok())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 fn bench(c: &mut Criterion) {
     let games = read_games(corpus().as_bytes()).expect("corpus reads");

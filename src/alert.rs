@@ -54,6 +54,9 @@ pub enum AlertKind {
     /// Both kings were put on the centre squares: the way players at
     /// DGT-equipped events signal a result; never read as moves.
     ResultSignal,
+    /// The board is set up turned round (White's pieces on the side it
+    /// numbers a8–h8); it is read turned back.
+    BoardRotated,
 }
 
 impl AlertKind {
@@ -87,6 +90,7 @@ impl AlertKind {
             AlertKind::IllegalMoveStands => "illegal_move_stands",
             AlertKind::IllegalPosition => "illegal_position",
             AlertKind::ResultSignal => "result_signal",
+            AlertKind::BoardRotated => "board_rotated",
         }
     }
 }

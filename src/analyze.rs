@@ -12,9 +12,14 @@ use std::{
 };
 
 use serde::Serialize;
-use shakmaty::{CastlingMode, Chess, Color, FromSetup, Position, PositionError, fen::Fen};
+use shakmaty::{
+    CastlingMode, Chess, Color, FromSetup, Position, PositionError, PositionErrorKinds, fen::Fen,
+};
 
-use crate::winnability::{self, Analysis, Budget, UnknownCause, Verdict, WinnabilityError};
+use crate::{
+    event::side_name,
+    winnability::{self, Analysis, Budget, UnknownCause, Verdict, WinnabilityError},
+};
 
 /// Arguments of `eboard analyze`.
 #[derive(clap::Args, Clone, Debug, Default, PartialEq, Eq)]
@@ -32,8 +37,10 @@ pub struct AnalyzeArgs {
     pub fen: Vec<String>,
 
     /// Print JSON: {"fen", "white_can_mate", "black_can_mate", "dead",
-    /// "helpmate_white", "helpmate_black"}, with true/false/null for proven
-    /// yes/proven no/undecided and helpmates as lists of UCI moves or null.
+    /// "helpmate_white", "helpmate_black", "checkmated", "stalemate"}, with
+    /// true/false/null for proven yes/proven no/undecided, helpmates as
+    /// lists of UCI moves or null, "checkmated" the side to move when it is
+    /// mated ("white"/"black") or null.
     #[arg(long)]
     pub json: bool,
 
@@ -182,12 +189,59 @@ pub fn parse_fen_line(line: &str) -> Result<FenLine, FenLineError> {
         .or_else(PositionError::ignore_impossible_check)
         .map_err(|err| FenLineError::Illegal {
             fen: fen_text.clone(),
-            reason: format!("{:?}", err.kinds()),
+            reason: describe_impossible(err.kinds()),
         })?;
     Ok(FenLine {
         fen: fen_text,
         position,
     })
+}
+
+/// shakmaty's objections to a position, in words a user can act on.
+fn describe_impossible(kinds: PositionErrorKinds) -> String {
+    const REASONS: [(PositionErrorKinds, &str); 10] = [
+        (PositionErrorKinds::EMPTY_BOARD, "the board is empty"),
+        (PositionErrorKinds::MISSING_KING, "a side has no king"),
+        (
+            PositionErrorKinds::TOO_MANY_KINGS,
+            "a side has more than one king",
+        ),
+        (
+            PositionErrorKinds::PAWNS_ON_BACKRANK,
+            "a pawn stands on the first or eighth rank",
+        ),
+        (
+            PositionErrorKinds::INVALID_CASTLING_RIGHTS,
+            "a castling right has no king or rook in place for it",
+        ),
+        (
+            PositionErrorKinds::INVALID_EP_SQUARE,
+            "the en passant square does not follow a pawn's double step",
+        ),
+        (
+            PositionErrorKinds::OPPOSITE_CHECK,
+            "the side not to move is in check",
+        ),
+        (
+            PositionErrorKinds::IMPOSSIBLE_CHECK,
+            "no last move can have given this check",
+        ),
+        (
+            PositionErrorKinds::TOO_MUCH_MATERIAL,
+            "more material than a game can have",
+        ),
+        (PositionErrorKinds::VARIANT, "not a standard chess position"),
+    ];
+    let reasons: Vec<&str> = REASONS
+        .iter()
+        .filter(|(kind, _)| kinds.contains(*kind))
+        .map(|(_, reason)| *reason)
+        .collect();
+    if reasons.is_empty() {
+        "not a legal chess position".to_owned()
+    } else {
+        reasons.join("; ")
+    }
 }
 
 fn is_castling_field(word: &str) -> bool {
@@ -219,7 +273,19 @@ pub struct Report {
 }
 
 impl Report {
+    /// The side that is checkmated, when the side to move is (Art. 5.1.1).
+    pub fn checkmated(&self) -> Option<Color> {
+        self.position.is_checkmate().then(|| self.position.turn())
+    }
+
+    /// Whether the side to move is stalemated (Art. 5.2.1).
+    pub fn stalemate(&self) -> bool {
+        self.position.is_stalemate()
+    }
+
     /// Whether the position is dead (FIDE 5.2.2): neither side can mate.
+    /// A stalemate is dead (no move at all is left); a checkmate is not
+    /// (one side has mated).
     pub fn dead(&self) -> Verdict {
         match (self.white.verdict, self.black.verdict) {
             (Verdict::No, Verdict::No) => Verdict::Yes,
@@ -238,6 +304,8 @@ impl Report {
             dead: self.dead().as_option(),
             helpmate_white: line(&self.white),
             helpmate_black: line(&self.black),
+            checkmated: self.checkmated().map(side_name),
+            stalemate: self.stalemate(),
         }
     }
 
@@ -248,11 +316,25 @@ impl Report {
     /// Those of `out`.
     pub fn write_human(&self, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "Position: {}", self.fen)?;
+        if let Some(mated) = self.checkmated() {
+            writeln!(
+                out,
+                "Checkmate: {} has mated, {} is checkmated and the game is over (Art. 5.1.1)",
+                capitalized(mated.other()),
+                capitalized(mated)
+            )?;
+        } else if self.stalemate() {
+            writeln!(
+                out,
+                "Stalemate: {} has no legal move and is not in check, the game is drawn (Art. 5.2.1)",
+                capitalized(self.position.turn())
+            )?;
+        }
         for (name, analysis) in [("White", &self.white), ("Black", &self.black)] {
             write!(out, "{name} can checkmate: ")?;
             match (analysis.verdict, &analysis.helpmate) {
                 (Verdict::Yes, Some(helpmate)) if helpmate.san.is_empty() => {
-                    writeln!(out, "yes (already checkmate)")?
+                    writeln!(out, "yes, {name} has mated")?
                 }
                 (Verdict::Yes, Some(helpmate)) => writeln!(
                     out,
@@ -269,11 +351,20 @@ impl Report {
             }
         }
         let dead = match self.dead() {
+            Verdict::Yes if self.stalemate() => "yes: stalemate, neither side can checkmate",
             Verdict::Yes => "yes: neither side can checkmate, the game is drawn",
+            Verdict::No if self.checkmated().is_some() => "no: the game ended in checkmate",
             Verdict::No => "no",
             Verdict::Unknown => "unknown",
         };
         writeln!(out, "Dead position (FIDE 5.2.2): {dead}")
+    }
+}
+
+fn capitalized(color: Color) -> &'static str {
+    match color {
+        Color::White => "White",
+        Color::Black => "Black",
     }
 }
 
@@ -327,6 +418,10 @@ pub struct JsonReport<'a> {
     pub helpmate_white: Option<Vec<String>>,
     /// Black's helpmate in UCI, when `black_can_mate` is true.
     pub helpmate_black: Option<Vec<String>>,
+    /// "white" or "black" when the side to move is checkmated, else null.
+    pub checkmated: Option<&'static str>,
+    /// Whether the side to move is stalemated.
+    pub stalemate: bool,
 }
 
 /// `--batch` output for a line that could not be analysed.
@@ -594,5 +689,75 @@ mod tests {
             numbered_line(&white_to_move.position, &san),
             "12. Kb3 Nf2 13. Kc2"
         );
+    }
+
+    fn report(fen: &str) -> Report {
+        analyze_line(fen, Budget::DETERMINISTIC).unwrap()
+    }
+
+    fn human(report: &Report) -> String {
+        let mut out = Vec::new();
+        report.write_human(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    // Issue 14: double checks by two bishops of one colour are mate on the
+    // board even though two same-coloured bishops are "insufficient
+    // material" for a mate from scratch. White to move in each: the king on
+    // e1 is attacked by both bishops and every flight square is covered or
+    // occupied by its own rooks.
+    #[test]
+    fn issue_14_double_check_mates_are_checkmate_not_dead() {
+        for fen in [
+            "8/8/8/8/8/2b1k1b1/8/3RKR2 w - -",
+            "8/8/8/8/8/2b1k1b1/8/3QKQ2 w - -",
+            "8/8/8/8/8/2b1k1b1/8/3BKB2 w - -",
+        ] {
+            let report = report(fen);
+            assert_eq!(report.checkmated(), Some(Color::White), "{fen}");
+            assert!(!report.stalemate(), "{fen}");
+            assert_eq!(report.black.verdict, Verdict::Yes, "{fen}");
+            assert_eq!(report.white.verdict, Verdict::No, "{fen}");
+            assert_eq!(report.dead(), Verdict::No, "{fen}");
+            let json = report.to_json();
+            assert_eq!(json.checkmated, Some("white"));
+            assert_eq!(json.dead, Some(false));
+            assert_eq!(json.helpmate_black, Some(Vec::new()));
+            let text = human(&report);
+            assert!(
+                text.contains("Black has mated, White is checkmated"),
+                "{text}"
+            );
+            assert!(!text.contains("neither side can checkmate"), "{text}");
+        }
+    }
+
+    #[test]
+    fn issue_14_stalemate_is_dead() {
+        // Black king a8, white queen b6, white king c8... Black to move has
+        // no move and is not in check (Art. 5.2.1): no mate can follow.
+        let report = report("k7/8/1Q6/8/8/8/8/2K5 b - -");
+        assert!(report.stalemate());
+        assert_eq!(report.checkmated(), None);
+        assert_eq!(report.dead(), Verdict::Yes);
+        assert!(report.to_json().stalemate);
+        assert!(human(&report).contains("Stalemate: Black has no legal move"));
+    }
+
+    #[test]
+    fn issue_14_impossible_positions_are_refused_in_words() {
+        // Two white kings, a pawn on the first rank, the side not to move
+        // in check: each named, none as a debug dump.
+        let cases = [
+            ("8/8/8/8/8/2k5/8/K6K w - -", "more than one king"),
+            ("4k3/8/8/8/8/8/8/P3K3 w - -", "first or eighth rank"),
+            ("4k3/8/8/8/8/8/8/4K2r b - -", "side not to move is in check"),
+        ];
+        for (fen, words) in cases {
+            let err = parse_fen_line(fen).unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains(words), "{fen}: {text}");
+            assert!(!text.contains("PositionErrorKinds"), "{text}");
+        }
     }
 }

@@ -11,7 +11,7 @@ use std::{
 use clap::{Parser, Subcommand};
 
 use crate::{
-    engine::EngineConfig,
+    engine::{EngineConfig, Orientation},
     pgn::read_games,
     replay::{GameReport, replay_script, reported_games},
     rules::{Laws, RuleSet},
@@ -53,6 +53,10 @@ enum Command {
         /// states are sliding pieces and sensor flicker.
         #[arg(long, default_value_t = EngineConfig::default().settle_ms)]
         settle_ms: u64,
+        /// The board turned round (`rotated`): needed for occupancy boards;
+        /// boards that identify pieces are recognised turned round.
+        #[arg(long, default_value = "normal", value_parser = clap::value_parser!(Orientation))]
+        orientation: Orientation,
     },
     /// Turns every game of a PGN file into a board script, the way people
     /// really play.
@@ -212,11 +216,13 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
             rules,
             laws,
             settle_ms,
+            orientation,
         } => {
             let config = EngineConfig {
                 settle_ms,
                 rules,
                 laws,
+                orientation,
                 ..EngineConfig::default()
             };
             let engine = match format.protocol() {

@@ -76,6 +76,15 @@ impl Scan {
     pub fn get(&self, sq: Square) -> Option<Sensed> {
         self.0[sq.to_usize()]
     }
+
+    /// The same scan from a board turned round by 180° (a8 where h1 is).
+    pub fn rotated(&self) -> Scan {
+        let mut turned = Scan::empty();
+        for sq in Square::ALL {
+            turned.0[sq.rotate_180().to_usize()] = self.get(sq);
+        }
+        turned
+    }
 }
 
 impl fmt::Debug for Scan {
@@ -149,6 +158,19 @@ pub enum BoardEvent {
     Result(shakmaty::Outcome),
     /// A PGN tag for the current game (`White`, `Black`, `Event`, ...).
     Tag(String, String),
+}
+
+impl BoardEvent {
+    /// The same event from a board turned round by 180°: squares (and
+    /// scans) turned, everything else as it is.
+    pub fn rotated(&self) -> BoardEvent {
+        match self {
+            BoardEvent::Lift(sq) => BoardEvent::Lift(sq.rotate_180()),
+            BoardEvent::Place(sq, piece) => BoardEvent::Place(sq.rotate_180(), *piece),
+            BoardEvent::Board(scan) => BoardEvent::Board(Box::new(scan.rotated())),
+            other => other.clone(),
+        }
+    }
 }
 
 /// A board event with its time.

@@ -180,7 +180,7 @@ pub enum WinnabilityError {
 pub fn can_checkmate_fast(pos: &Chess, side: Color) -> Verdict {
     // Bare king, or lone minor piece facing nothing that could block its
     // own king: settled without touching the solver.
-    if pos.has_insufficient_material(side) {
+    if pos.has_insufficient_material(side) && !has_mated(pos, side) {
         return Verdict::No;
     }
     let Ok(board) = SolverBoard::from_position(pos) else {
@@ -207,6 +207,17 @@ pub fn can_checkmate(
     side: Color,
     budget: Budget,
 ) -> Result<Analysis, WinnabilityError> {
+    if has_mated(pos, side) {
+        return Ok(Analysis {
+            verdict: Verdict::Yes,
+            helpmate: Some(Helpmate {
+                moves: Vec::new(),
+                san: Vec::new(),
+                uci: Vec::new(),
+            }),
+            unknown_cause: None,
+        });
+    }
     if pos.has_insufficient_material(side) {
         return Ok(Analysis::no());
     }
@@ -266,6 +277,13 @@ pub fn is_dead(pos: &Chess, budget: Budget) -> Result<Verdict, WinnabilityError>
     } else {
         Verdict::Yes
     })
+}
+
+/// Whether `side` has already checkmated: material counts say nothing then
+/// (two bishops on one colour cannot mate, yet a double check by them can
+/// be mate on the board).
+fn has_mated(pos: &Chess, side: Color) -> bool {
+    pos.turn() != side && pos.is_check() && pos.is_checkmate()
 }
 
 /// A position as the solver sees it.

@@ -625,9 +625,15 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
     })
 }
 
-/// The central's spec from the round file and the flags.
-pub fn spec_from_args(args: &CentralArgs) -> Result<CentralSpec, DaemonError> {
+/// The central's spec from the round file and the flags, and where it
+/// pushes the round on lichess (as `run` does).
+pub fn spec_from_args(
+    args: &CentralArgs,
+) -> Result<(CentralSpec, Option<super::lichess::LichessSettings>), DaemonError> {
     let config = EventConfig::load(&args.config)?;
+    let ids: Vec<u32> = config.boards.iter().map(|b| b.id()).collect();
+    let push =
+        super::lichess::LichessSettings::resolve(config.lichess.as_ref(), &args.lichess, &ids)?;
     let nats = NatsSettings::for_central(config.publish.as_ref(), args.from.as_deref())?;
     let (round, engine) = round_and_engine(&config, None)?;
     for b in &config.boards {
@@ -638,7 +644,7 @@ pub fn spec_from_args(args: &CentralArgs) -> Result<CentralSpec, DaemonError> {
             );
         }
     }
-    Ok(CentralSpec {
+    let spec = CentralSpec {
         round,
         engine,
         boards: config
@@ -652,7 +658,8 @@ pub fn spec_from_args(args: &CentralArgs) -> Result<CentralSpec, DaemonError> {
             .unwrap_or_else(|| PathBuf::from("eboard-central")),
         listen: args.listen,
         nats,
-    })
+    };
+    Ok((spec, push))
 }
 
 fn announce(d: &Daemon, spec: &CentralSpec) {
@@ -672,13 +679,10 @@ fn announce(d: &Daemon, spec: &CentralSpec) {
 /// `eboard serve`.
 pub fn run(args: &CentralArgs) -> Result<(), DaemonError> {
     super::init_tracing();
-    let spec = spec_from_args(args)?;
-    // The central serves the whole round: it is the one that pushes it.
-    let config = EventConfig::load(&args.config)?;
-    let ids: Vec<u32> = spec.boards.iter().map(|b| b.0).collect();
-    let push =
-        super::lichess::LichessSettings::resolve(config.lichess.as_ref(), &args.lichess, &ids)?;
+    let (spec, push) = spec_from_args(args)?;
     super::runtime()?.block_on(async move {
+        // start() returns once the stream is read: the push never sends a
+        // half-rebuilt round.
         let daemon = start(spec.clone()).await?;
         announce(&daemon, &spec);
         super::push_to_lichess(&daemon, push)?;

@@ -115,6 +115,11 @@ pub struct BoardConfig {
     /// (default: the board number).
     #[serde(default)]
     pub seed: Option<u64>,
+    /// The board is set up turned round (`"rotated"`): needed for boards
+    /// that sense occupancy only; boards that identify pieces are
+    /// recognised turned round by themselves. Default `"normal"`.
+    #[serde(default)]
+    pub orientation: crate::engine::Orientation,
     /// The player with the white pieces.
     pub white: Player,
     /// The player with the black pieces.
@@ -419,6 +424,19 @@ black = { name = "D" }
         let serial = format!("{head}[[board]]{}", tail.replace("\n# ", "\n"));
         let c = EventConfig::parse("event.example.toml", &serial).unwrap();
         assert_eq!(c.boards[3].source, Some(Source::Dgt("/dev/ttyUSB0".into())));
+    }
+
+    #[test]
+    fn a_board_may_be_turned_round() {
+        use crate::engine::Orientation;
+        let c = EventConfig::parse("e.toml", GOOD).unwrap();
+        assert_eq!(c.boards[0].orientation, Orientation::Normal);
+        let turned = GOOD.replace("game = 2\n", "game = 2\norientation = \"rotated\"\n");
+        let c = EventConfig::parse("e.toml", &turned).unwrap();
+        assert_eq!(c.boards[0].orientation, Orientation::Rotated);
+        let bad = GOOD.replace("game = 2\n", "game = 2\norientation = \"sideways\"\n");
+        let e = EventConfig::parse("e.toml", &bad).unwrap_err().to_string();
+        assert!(e.contains("e.toml:") && e.contains("sideways"), "{e}");
     }
 
     fn error(text: &str) -> ConfigError {

@@ -152,6 +152,7 @@ pub fn demo_boards() -> Result<Vec<BoardSpec>, DaemonError> {
                 name: tag("Black"),
                 ..Player::default()
             },
+            orientation: Default::default(),
         });
     }
     Ok(boards)

@@ -197,6 +197,7 @@ pub(crate) fn simulated_boards(ids: std::ops::RangeInclusive<u32>) -> (Vec<Board
                 name: format!("Black {id}"),
                 ..Player::default()
             },
+            orientation: Default::default(),
         });
     }
     (boards, span as f64 / plies.max(1) as f64)

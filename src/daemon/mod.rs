@@ -41,7 +41,7 @@ use std::{
 };
 
 use crate::{
-    engine::EngineConfig,
+    engine::{EngineConfig, Orientation},
     event::TimedEvent,
     pgn::read_games,
     rules::RuleSet,
@@ -137,6 +137,8 @@ pub struct BoardSpec {
     pub white: Player,
     /// The player with the black pieces.
     pub black: Player,
+    /// Which way round the board stands.
+    pub orientation: Orientation,
 }
 
 /// Everything the daemon needs to start.
@@ -389,7 +391,11 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
     let mut max_g = 0;
     let mut prepared = Vec::new();
     for b in &spec.boards {
-        let r = replay_journal(b, &dir, &round, spec.engine)?;
+        let engine = EngineConfig {
+            orientation: b.orientation,
+            ..spec.engine
+        };
+        let r = replay_journal(b, &dir, &round, engine)?;
         max_g = max_g.max(r.last_g);
         replayed.extend(r.events);
         prepared.push((r.state, r.journal, b.feed.clone()));
@@ -556,6 +562,7 @@ pub fn spec_from_config(config: EventConfig, args: &RunArgs) -> Result<DaemonSpe
             feed,
             white: b.white.clone(),
             black: b.black.clone(),
+            orientation: b.orientation,
         });
     }
     Ok(DaemonSpec {

@@ -1,5 +1,6 @@
 //! How the engine reads the board.
 
+use super::Orientation;
 use crate::{
     event::Millis,
     rules::{Laws, RuleSet, Rules},
@@ -22,6 +23,11 @@ pub struct EngineConfig {
     /// pieces). Off, the engine only records the moves (a broadcast-only
     /// reader; also how the cost of the checks is measured).
     pub arbiter: bool,
+    /// Which way round the board stands, when the organiser knows it (an
+    /// occupancy board turned round looks the same at the start). A board
+    /// that identifies pieces and dumps the start position turned round is
+    /// recognised without it.
+    pub orientation: Orientation,
 }
 
 impl Default for EngineConfig {
@@ -32,6 +38,7 @@ impl Default for EngineConfig {
             laws: Laws::Fide2023,
             displaced_ms: 2000,
             arbiter: true,
+            orientation: Orientation::Normal,
         }
     }
 }

@@ -22,6 +22,7 @@ mod complete;
 mod config;
 mod endings;
 mod illegal;
+mod orientation;
 mod output;
 mod phase;
 mod read;
@@ -33,6 +34,7 @@ pub use claim::judge_claim;
 pub use config::EngineConfig;
 pub use endings::{automatic_ending, is_dead_fast};
 pub use illegal::Attempt;
+pub use orientation::Orientation;
 pub use output::{EngineError, GameEvent};
 pub use phase::{Phase, Unexplained};
 pub use read::{Reading, read};
@@ -66,6 +68,8 @@ pub struct Engine {
     pending_tags: Vec<(String, String)>,
     touches: Touches,
     events: Vec<GameEvent>,
+    /// The board is turned round: its squares are turned back.
+    rotated: bool,
 }
 
 impl Default for Engine {
@@ -91,6 +95,7 @@ impl Engine {
             pending_tags: Vec::new(),
             touches: Touches::default(),
             events: vec![GameEvent::GameStarted { game: 0, at: 0 }],
+            rotated: config.orientation == Orientation::Rotated,
         }
     }
 
@@ -162,6 +167,8 @@ impl Engine {
     /// Applies one event. Timestamps earlier than the last one are taken as
     /// equal to it.
     pub fn push(&mut self, ev: &TimedEvent) -> Result<(), EngineError> {
+        let turned = self.oriented(ev);
+        let ev = turned.as_ref().unwrap_or(ev);
         let t = ev.at.max(self.now);
         self.advance_to(t);
         self.now = t;

@@ -99,7 +99,7 @@ pub(crate) fn render(
     };
     if opts.hostile.rotated {
         for ev in &mut out {
-            rotate(&mut ev.event);
+            ev.event = ev.event.rotated();
         }
     }
     out
@@ -356,7 +356,9 @@ impl Scanner<'_> {
         times.extend(self.windows.iter().map(|w| w.dump_at));
 
         let mut phys = Scan::from_board(&shakmaty::Board::default(), self.identify);
-        let mut last = phys.clone();
+        // The first scan is always reported: the board says what stands on
+        // it when the host connects.
+        let mut last = Scan::empty();
         let mut out = Vec::new();
         let mut samples = Vec::with_capacity(times.len());
         let mut i = 0;
@@ -421,21 +423,6 @@ fn apply(phys: &mut Scan, event: &BoardEvent, identify: bool) {
                     *sq = Sensed::Occupied;
                 }
             }
-        }
-        _ => {}
-    }
-}
-
-/// The same event on a board turned round: a8 where h1 is.
-fn rotate(event: &mut BoardEvent) {
-    match event {
-        BoardEvent::Lift(sq) | BoardEvent::Place(sq, _) => *sq = sq.rotate_180(),
-        BoardEvent::Board(scan) => {
-            let mut turned = Scan::empty();
-            for sq in Square::ALL {
-                turned.0[sq.rotate_180().to_usize()] = scan.get(sq);
-            }
-            **scan = turned;
         }
         _ => {}
     }

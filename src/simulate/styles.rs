@@ -8,8 +8,8 @@ use super::{Hostile, Noise, SimOptions, simulate};
 use shakmaty::{CastlingMode, Move, san::SanPlus};
 
 use crate::{
-    AlertKind, EngineConfig, Game, pgn::ImportedGame, replay::reported_games, replay_script,
-    script::write_script,
+    AlertKind, EngineConfig, Game, Orientation, pgn::ImportedGame, replay::reported_games,
+    replay_script, script::write_script,
 };
 
 /// A kind of board and of players, as the simulator makes them.
@@ -139,6 +139,22 @@ impl Style {
     }
 }
 
+impl Style {
+    /// How the board is read: an occupancy board turned round looks the
+    /// same at the start, so the organiser configures it; one that
+    /// identifies pieces is recognised.
+    pub fn engine(&self, variant: Variant) -> EngineConfig {
+        EngineConfig {
+            orientation: if self.hostile.rotated && !variant.identity {
+                Orientation::Rotated
+            } else {
+                Orientation::Normal
+            },
+            ..EngineConfig::default()
+        }
+    }
+}
+
 /// Whether the board identifies pieces and whether a clock is connected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variant {
@@ -210,7 +226,7 @@ pub fn measure(games: &[ImportedGame], style: &Style, variant: Variant, seed: u6
     let mut tally = Tally::default();
     for (i, game) in games.iter().enumerate() {
         let script = session(game, style, variant, seed, i);
-        let replayed = replay_script("simulated", &script, EngineConfig::default());
+        let replayed = replay_script("simulated", &script, style.engine(variant));
         let replayed = replayed.as_ref().map(reported_games).unwrap_or_default();
         tally.add(game, replayed);
     }
@@ -243,7 +259,7 @@ pub fn differences(
     let mut out = Vec::new();
     for (i, game) in games.iter().enumerate() {
         let script = session(game, style, variant, seed, i);
-        let Ok(engine) = replay_script("simulated", &script, EngineConfig::default()) else {
+        let Ok(engine) = replay_script("simulated", &script, style.engine(variant)) else {
             out.push(format!("game {i}: the script does not replay"));
             continue;
         };

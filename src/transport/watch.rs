@@ -38,6 +38,10 @@ pub struct WatchArgs {
     /// How long (ms) a board state must stand before it counts.
     #[arg(long, default_value_t = EngineConfig::default().settle_ms)]
     pub settle_ms: u64,
+    /// The board turned round (`rotated`): needed for occupancy boards;
+    /// boards that identify pieces are recognised turned round.
+    #[arg(long, default_value = "normal", value_parser = clap::value_parser!(crate::engine::Orientation))]
+    pub orientation: crate::engine::Orientation,
 }
 
 /// Why `eboard watch` stopped.
@@ -74,6 +78,7 @@ pub fn run(args: &WatchArgs, out: &mut dyn Write) -> Result<(), WatchError> {
     let mut engine = Engine::new(EngineConfig {
         settle_ms: args.settle_ms,
         rules: args.rules,
+        orientation: args.orientation,
         ..EngineConfig::default()
     });
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -242,13 +242,15 @@ fn fen_args(fen: &str, json: bool) -> AnalyzeArgs {
     }
 }
 
-const KEYS: [&str; 6] = [
+const KEYS: [&str; 8] = [
     "fen",
     "white_can_mate",
     "black_can_mate",
     "dead",
     "helpmate_white",
     "helpmate_black",
+    "checkmated",
+    "stalemate",
 ];
 
 fn assert_shape(object: &Value) {

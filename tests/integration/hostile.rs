@@ -55,14 +55,14 @@ const EXPECTED: &[(&str, bool, bool, usize, usize, usize, usize)] = &[
     ("outages", true, false, 17, 0, 130, 4),
     ("outages", false, true, 19, 0, 106, 3),
     ("outages", false, false, 17, 0, 148, 5),
-    ("rotated", true, true, 0, 0, 1151, 22),
-    ("rotated", true, false, 0, 0, 1151, 22),
-    ("rotated", false, true, 0, 18, 1143, 22),
-    ("rotated", false, false, 0, 20, 1143, 22),
-    ("hostile", true, true, 0, 0, 1151, 22),
-    ("hostile", true, false, 0, 0, 1151, 21),
-    ("hostile", false, true, 0, 9, 1149, 21),
-    ("hostile", false, false, 0, 18, 1145, 21),
+    ("rotated", true, true, 22, 0, 0, 0),
+    ("rotated", true, false, 22, 0, 0, 0),
+    ("rotated", false, true, 22, 0, 0, 0),
+    ("rotated", false, false, 22, 0, 0, 0),
+    ("hostile", true, true, 2, 0, 970, 22),
+    ("hostile", true, false, 18, 0, 108, 21),
+    ("hostile", false, true, 1, 0, 960, 21),
+    ("hostile", false, false, 8, 0, 582, 21),
 ];
 
 /// Every 20th game, or all of them with `EBOARD_CORPUS_FULL=1`.
@@ -377,7 +377,27 @@ mod simulator {
         let script = String::from_utf8(out.stdout).unwrap();
         assert!(eboard::parse_script("out", &script).is_ok());
         assert!(script.lines().any(|l| l.contains(" board ")));
-        let out = crate::cli::eboard(&["simulate", "-", "--scan-ms", "0"], Some(SCANDINAVIAN));
+        let out = crate::cli::eboard(&["simulate", "pgn/demo-round.pgn", "--scan-ms", "0"], None);
         assert_eq!(out.status.code(), Some(2));
     }
+}
+
+#[test]
+fn replay_reads_a_board_turned_round_when_told() {
+    let script = "tests/scripts/rotated-occupancy-board-read-as-configured.board";
+    let turned = crate::cli::eboard(
+        &["replay", "--json", "--orientation", "rotated", script],
+        None,
+    );
+    assert!(turned.status.success());
+    let json = String::from_utf8(turned.stdout).unwrap();
+    assert!(json.contains(r#""moves":["e4","d5","exd5"]"#), "{json}");
+    let plain = crate::cli::eboard(&["replay", "--json", script], None);
+    assert!(
+        !String::from_utf8(plain.stdout)
+            .unwrap()
+            .contains(r#""moves":["e4","d5","exd5"]"#)
+    );
+    let bad = crate::cli::eboard(&["replay", "--orientation", "sideways", script], None);
+    assert_eq!(bad.status.code(), Some(2));
 }

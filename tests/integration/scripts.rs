@@ -10,7 +10,8 @@
 //! (some alert's ruling contains the text), `#! error: text`
 //! (the script must fail with a message containing the text, naming the
 //! line given as `#! error-line: N`). `#! game` starts the expectations of the
-//! next game of the session; `#! games: N` is the number of games reported.
+//! next game of the session; `#! games: N` is the number of games reported;
+//! `#! orientation: rotated` reads the board as configured turned round.
 
 use std::collections::BTreeMap;
 
@@ -59,7 +60,10 @@ fn check(path: &std::path::Path) -> Result<(), String> {
             .split_once(':')
             .ok_or(format!("bad expectation '{line}'"))?;
         let (key, value) = (key.trim().to_owned(), value.trim().to_owned());
-        if matches!(key.as_str(), "error" | "error-line" | "games" | "settle") {
+        if matches!(
+            key.as_str(),
+            "error" | "error-line" | "games" | "settle" | "orientation"
+        ) {
             session.insert(key, value);
         } else {
             games.last_mut().unwrap().fields.insert(key, value);
@@ -68,6 +72,9 @@ fn check(path: &std::path::Path) -> Result<(), String> {
     let mut config = EngineConfig::default();
     if let Some(settle) = session.get("settle") {
         config.settle_ms = settle.parse().map_err(|_| "bad settle")?;
+    }
+    if let Some(orientation) = session.get("orientation") {
+        config.orientation = orientation.parse()?;
     }
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     let result = replay_script(&name, &text, config);
