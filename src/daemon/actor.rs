@@ -52,6 +52,8 @@ pub enum Command {
     Action {
         /// The action.
         action: Action,
+        /// The arbiter confirmed that it removes published moves.
+        confirmed: bool,
         /// The outcome.
         reply: oneshot::Sender<Result<ActionDone, ActionError>>,
     },
@@ -87,12 +89,18 @@ impl BoardHandle {
         self.snapshot.borrow().clone()
     }
 
-    /// Journals and applies an arbiter action.
-    pub async fn act(&self, action: Action) -> Result<ActionDone, ActionError> {
+    /// Journals and applies an arbiter action. An action that removes
+    /// published moves is refused ([`ActionError::Retracts`]) unless the
+    /// arbiter `confirmed` it.
+    pub async fn act(&self, action: Action, confirmed: bool) -> Result<ActionDone, ActionError> {
         let (reply, rx) = oneshot::channel();
         let gone = || ActionError::Unavailable(format!("board {} has stopped", self.id));
         self.tx
-            .send(Command::Action { action, reply })
+            .send(Command::Action {
+                action,
+                confirmed,
+                reply,
+            })
             .await
             .map_err(|_| gone())?;
         rx.await.map_err(|_| gone())?
@@ -262,14 +270,18 @@ impl Actor {
             Command::Detail { reply } => {
                 let _ = reply.send(self.state.detail());
             }
-            Command::Action { action, reply } => {
-                let result = self.action(action).await;
+            Command::Action {
+                action,
+                confirmed,
+                reply,
+            } => {
+                let result = self.action(action, confirmed).await;
                 let _ = reply.send(result);
             }
         }
     }
 
-    async fn action(&mut self, action: Action) -> Result<ActionDone, ActionError> {
+    async fn action(&mut self, action: Action, confirmed: bool) -> Result<ActionDone, ActionError> {
         if self.failed {
             return Err(ActionError::Unavailable(format!(
                 "board {}: its journal cannot be written; see the daemon's log",
@@ -280,6 +292,9 @@ impl Actor {
         // the board's last event, so the script's timing is kept.
         let at = self.state.last_at();
         self.state.check(&action, at)?;
+        if !confirmed && let Some(why) = self.state.retraction(&action) {
+            return Err(ActionError::Retracts(why));
+        }
         let entered = std::time::Instant::now();
         match self.write(Entry::Action { action }, at, entered).await {
             Some((ticket, line)) => {

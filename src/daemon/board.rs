@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::json;
-use shakmaty::{Chess, EnPassantMode, Outcome, Position, fen::Fen, uci::UciMove};
+use shakmaty::{Chess, Color, EnPassantMode, Outcome, Position, fen::Fen, uci::UciMove};
 
 use crate::{
     engine::{Engine, EngineConfig, GameEvent},
-    event::{BoardEvent, Millis, Seconds, TimedEvent, side_name},
+    event::{BoardEvent, Millis, Seconds, TimedEvent, format_clock, side_name},
     game::Game,
 };
 
@@ -86,6 +86,11 @@ pub enum ActionError {
     /// The board cannot take actions (its journal failed).
     #[error("{0}")]
     Unavailable(String),
+    /// The action removes moves the broadcast has published: it is taken
+    /// only when the arbiter confirms (`?confirm=retract`), since lichess
+    /// keeps them as a variation.
+    #[error("{0}")]
+    Retracts(String),
 }
 
 /// One board's state.
@@ -294,6 +299,41 @@ impl BoardState {
 
 // Arbiter actions: checked against the board, then folded in.
 impl BoardState {
+    /// How many moves of the broadcast game are published (in the
+    /// broadcast PGN): the completed ones, or all once the game is over.
+    pub fn published_plies(&self) -> usize {
+        let game = self.round_game();
+        if game.is_over() {
+            game.ply()
+        } else {
+            game.moves()
+                .iter()
+                .take_while(|m| m.completed_at.is_some())
+                .count()
+        }
+    }
+
+    /// Whether `action` would remove published moves from the broadcast,
+    /// and if so what the arbiter must confirm. Corrections that rewrite the
+    /// record (undo, and any later one) check here: what lichess received
+    /// stays there as a variation its viewers can get stuck in.
+    pub fn retraction(&self, action: &Action) -> Option<String> {
+        let removed = match action {
+            // Undo removes the last move of the current game.
+            Action::Undo => {
+                let current = self.engine.games().len() - 1;
+                let published = self.published_plies();
+                let ply = self.engine.game().ply();
+                (current == self.round_game && ply > 0 && ply <= published).then_some(1)
+            }
+            _ => None,
+        }?;
+        Some(format!(
+            "board {}: this removes {removed} move(s) already published; on lichess they stay as a variation that viewers may get stuck in. Confirm to do it anyway.",
+            self.id
+        ))
+    }
+
     /// Raises an alert that no line of the board's journal carries (a
     /// central that sees the board published by two hall nodes); returns
     /// its event.
@@ -556,6 +596,7 @@ impl BoardState {
                 r.date.clone().unwrap_or_else(|| "????.??.??".into()),
             ),
             ("Round".into(), format!("{}.{}", r.round, self.id)),
+            ("GameId".into(), self.game_id()),
         ];
         for (i, color) in ["White", "Black"].into_iter().enumerate() {
             tags.push((color.into(), self.players[i].name.clone()));
@@ -581,22 +622,40 @@ impl BoardState {
         tags
     }
 
+    /// The broadcast game's `GameId`: the board number and the game's
+    /// number on the board, both read from the journal, so the id survives
+    /// restarts, reordered boards and changed players, and each game of a
+    /// board gets its own.
+    pub fn game_id(&self) -> String {
+        format!("eboard-{}-{}", self.id, self.round_game + 1)
+    }
+
+    /// `WhiteClock`/`BlackClock`: each side's clock after its last
+    /// published move (lichess puts them on the last moves).
+    fn clock_tags(&self, game: &Game, shown: usize) -> Vec<(String, String)> {
+        let mut tags = Vec::new();
+        for (color, name) in [(Color::White, "WhiteClock"), (Color::Black, "BlackClock")] {
+            let last = (0..shown)
+                .rev()
+                .find(|&i| game.position_at(i).is_some_and(|p| p.turn() == color));
+            if let Some(clock) = last.and_then(|i| game.moves().get(i)).and_then(|m| m.clock) {
+                tags.push((name.into(), format_clock(clock)));
+            }
+        }
+        tags
+    }
+
     fn refresh_pgn(&mut self) {
         if !self.pgn_dirty {
             return;
         }
         self.pgn_dirty = false;
+        let shown = self.published_plies();
         let game = self.round_game();
-        let shown = if game.is_over() {
-            game.ply()
-        } else {
-            game.moves()
-                .iter()
-                .take_while(|m| m.completed_at.is_some())
-                .count()
-        };
         let mut g = game.clone();
         g.tags = self.tags(game);
+        let clocks = self.clock_tags(game, shown);
+        g.tags.extend(clocks);
         self.pgn = g.to_pgn_upto(shown).into();
     }
 

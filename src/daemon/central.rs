@@ -312,10 +312,18 @@ impl Applier {
                 }
                 let _ = reply.send(detail);
             }
-            Command::Action { action, reply } => {
+            Command::Action {
+                action,
+                confirmed,
+                reply,
+            } => {
                 let at = b.state.last_at();
                 if let Err(e) = b.state.check(&action, at) {
                     let _ = reply.send(Err(e));
+                    return;
+                }
+                if !confirmed && let Some(why) = b.state.retraction(&action) {
+                    let _ = reply.send(Err(ActionError::Retracts(why)));
                     return;
                 }
                 self.requests += 1;
@@ -609,7 +617,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
     }
     let (listener, addr) = super::bind(spec.listen).await?;
     let handles = Arc::new(handles);
-    super::serve_http(listener, &handles, &hub, &token, &spec.round);
+    let lichess = super::serve_http(listener, &handles, &hub, &token, &spec.round);
     Ok(Daemon {
         addr,
         hub,
@@ -617,6 +625,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         token,
         token_path,
         token_created,
+        lichess,
     })
 }
 

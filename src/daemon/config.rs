@@ -29,6 +29,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::{event::Millis, rules::RuleSet};
 
+pub use super::lichess::LichessConfig;
+
 /// An event round: what the broadcast tags say and which boards to watch.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +62,9 @@ pub struct EventConfig {
     /// them (NATS JetStream; see [`PublishConfig`]).
     #[serde(default)]
     pub publish: Option<PublishConfig>,
+    /// Pushing the round to a lichess broadcast (see [`LichessConfig`]).
+    #[serde(default)]
+    pub lichess: Option<LichessConfig>,
 }
 
 /// The `[publish]` table: the NATS JetStream broker that carries the hall
@@ -291,6 +296,12 @@ impl EventConfig {
             && c.is_relative()
         {
             *c = dir.join(&*c);
+        }
+        if let Some(l) = &mut config.lichess
+            && let Some(t) = &mut l.token_file
+            && t.is_relative()
+        {
+            *t = dir.join(&*t);
         }
         Ok(config)
     }

@@ -31,6 +31,8 @@ pub const DEMO_PGN: &str = include_str!("../../pgn/demo-round.pgn");
 pub struct DemoArgs {
     #[command(flatten)]
     pub serve: ServeArgs,
+    #[command(flatten)]
+    pub lichess: super::lichess::LichessArgs,
 }
 
 /// Something that happens at a board besides the game's moves.
@@ -209,7 +211,10 @@ pub fn run(args: &DemoArgs) -> Result<(), DaemonError> {
             (temp.path().to_owned(), Some(temp))
         }
     };
-    serve(demo_spec(&args.serve, data_dir)?)
+    let spec = demo_spec(&args.serve, data_dir)?;
+    let ids: Vec<u32> = spec.boards.iter().map(|b| b.id).collect();
+    let push = super::lichess::LichessSettings::resolve(None, &args.lichess, &ids)?;
+    serve(spec, push)
 }
 
 #[cfg(test)]

@@ -4,12 +4,12 @@
 //! | route | what |
 //! |---|---|
 //! | `GET /` | the arbiters' dashboard |
-//! | `GET /round.pgn` | every board's round game, completed moves only (ETag) |
+//! | `GET /round.pgn` | every board's round game, completed moves only (ETag); `?boards=101-200` for a slice |
 //! | `GET /boards` | every board's state (JSON) |
 //! | `GET /boards/{id}` | one board's moves, alerts and actions (JSON) |
 //! | `GET /boards/{id}.pgn` | one board's round game, completed moves only |
 //! | `GET /events` | server-sent events; resumes after `Last-Event-ID` (or `?since=`) |
-//! | `POST /boards/{id}/actions` | an arbiter action (`Authorization: Bearer <token>`) |
+//! | `POST /boards/{id}/actions` | an arbiter action (`Authorization: Bearer <token>`); `?confirm=retract` to remove published moves |
 
 use std::{
     collections::HashMap,
@@ -38,6 +38,7 @@ use super::{
     actor::BoardHandle,
     board::ActionError,
     hub::{EventId, Hub, Published},
+    lichess::{BoardSet, PushStatus},
 };
 
 /// The dashboard page (no build step: plain HTML, CSS and JavaScript).
@@ -56,6 +57,8 @@ pub struct AppState {
     pub token: Arc<str>,
     /// The event's name and round, for the dashboard.
     pub title: Arc<str>,
+    /// The state of the pushes to lichess.
+    pub lichess: Arc<PushStatus>,
 }
 
 impl AppState {
@@ -119,11 +122,28 @@ fn pgn_response(headers: &HeaderMap, text: String) -> Response {
     }
 }
 
-async fn round_pgn(State(app): State<AppState>, headers: HeaderMap) -> Response {
+#[derive(Debug, Deserialize)]
+struct RoundQuery {
+    /// A slice of the round: `1-100`, `101-200`, `1-4,11-15`.
+    boards: Option<String>,
+}
+
+async fn round_pgn(
+    State(app): State<AppState>,
+    Query(query): Query<RoundQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let set = match query.boards.as_deref().map(str::parse::<BoardSet>) {
+        None => None,
+        Some(Ok(set)) => Some(set),
+        Some(Err(e)) => return error(StatusCode::BAD_REQUEST, e),
+    };
     let mut text = String::new();
     for b in app.boards.iter() {
-        // Each game ends with a blank line: the games are separated by one.
-        text.push_str(&b.snapshot().pgn);
+        if set.as_ref().is_none_or(|s| s.contains(b.id)) {
+            // Each game ends with a blank line: the games are separated by one.
+            text.push_str(&b.snapshot().pgn);
+        }
     }
     pgn_response(&headers, text)
 }
@@ -141,6 +161,7 @@ fn boards_json(app: &AppState) -> serde_json::Value {
         "title": &*app.title,
         "last_event_id": last,
         "boards": boards,
+        "lichess": app.lichess.get(),
     })
 }
 
@@ -181,9 +202,16 @@ fn authorized(headers: &HeaderMap, token: &str) -> bool {
         .is_some_and(|given| same_secret(given.trim().as_bytes(), token.as_bytes()))
 }
 
+#[derive(Debug, Deserialize)]
+struct ActionQuery {
+    /// `retract`: the arbiter confirmed removing published moves.
+    confirm: Option<String>,
+}
+
 async fn action(
     State(app): State<AppState>,
     Path(id): Path<String>,
+    Query(query): Query<ActionQuery>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -209,7 +237,8 @@ async fn action(
         }
     };
     let name = action.name();
-    match board.act(action).await {
+    let confirmed = query.confirm.as_deref() == Some("retract");
+    match board.act(action, confirmed).await {
         Ok(done) => {
             tracing::info!(
                 board = board.id,
@@ -221,6 +250,11 @@ async fn action(
         }
         Err(ActionError::Invalid(m)) => error(StatusCode::BAD_REQUEST, m),
         Err(ActionError::Conflict(m)) => error(StatusCode::CONFLICT, m),
+        Err(ActionError::Retracts(m)) => (
+            StatusCode::CONFLICT,
+            axum::Json(json!({ "error": m, "confirm": "retract" })),
+        )
+            .into_response(),
         Err(ActionError::Unavailable(m)) => error(StatusCode::SERVICE_UNAVAILABLE, m),
     }
 }

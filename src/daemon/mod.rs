@@ -25,6 +25,7 @@ pub mod halls_load;
 pub mod http;
 pub mod hub;
 pub mod journal;
+pub mod lichess;
 pub mod loadtest;
 pub mod nats;
 pub mod publish;
@@ -166,6 +167,8 @@ pub struct Daemon {
     pub token_path: PathBuf,
     /// The token was created by this start.
     pub token_created: bool,
+    /// The state of the pushes to lichess (empty until pushing starts).
+    pub lichess: Arc<lichess::PushStatus>,
 }
 
 /// Reads a board's source into the events it will play.
@@ -389,7 +392,7 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         .map(|(state, journal, feed)| actor::spawn(state, journal, Arc::clone(&hub), feed, opts))
         .collect();
     let boards = Arc::new(boards);
-    serve_http(listener, &boards, &hub, &token, &spec.round);
+    let lichess = serve_http(listener, &boards, &hub, &token, &spec.round);
     Ok(Daemon {
         addr,
         hub,
@@ -397,6 +400,7 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         token,
         token_path,
         token_created,
+        lichess,
     })
 }
 
@@ -413,14 +417,16 @@ async fn bind(listen: SocketAddr) -> Result<(tokio::net::TcpListener, SocketAddr
     Ok((listener, addr))
 }
 
-/// Serves the boards over HTTP in the background.
+/// Serves the boards over HTTP in the background; returns the push state
+/// that `GET /boards` shows.
 fn serve_http(
     listener: tokio::net::TcpListener,
     boards: &Arc<Vec<BoardHandle>>,
     hub: &Arc<Hub>,
     token: &str,
     round: &RoundInfo,
-) {
+) -> Arc<lichess::PushStatus> {
+    let lichess = Arc::new(lichess::PushStatus::default());
     let index: HashMap<u32, usize> = boards.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
     let app = http::AppState {
         boards: Arc::clone(boards),
@@ -428,6 +434,7 @@ fn serve_http(
         hub: Arc::clone(hub),
         token: token.into(),
         title: format!("{}, round {}", round.event, round.round).into(),
+        lichess: Arc::clone(&lichess),
     };
     let router = http::router(app);
     tokio::spawn(async move {
@@ -435,6 +442,7 @@ fn serve_http(
             tracing::error!("HTTP server stopped: {e}");
         }
     });
+    lichess
 }
 
 /// Options shared by `run` and `demo`.
@@ -484,6 +492,8 @@ pub struct RunArgs {
     /// (`nats://HOST:PORT`; overrides the `[publish]` table's url).
     #[arg(long, value_name = "URL")]
     pub publish: Option<String>,
+    #[command(flatten)]
+    pub lichess: lichess::LichessArgs,
 }
 
 /// The round's tags and the engine's settings from a config file and the
@@ -629,15 +639,46 @@ async fn until_stopped() {
 
 /// Runs a daemon until it is stopped (Ctrl-C, SIGTERM). Every journal line
 /// is synced as it is written, so there is nothing to flush on the way out.
-pub fn serve(spec: DaemonSpec) -> Result<(), DaemonError> {
+pub fn serve(
+    spec: DaemonSpec,
+    lichess: Option<lichess::LichessSettings>,
+) -> Result<(), DaemonError> {
     let data_dir = spec.data_dir.clone();
     runtime()?.block_on(async move {
         let daemon = start(spec).await?;
         announce(&daemon, &data_dir);
+        push_to_lichess(&daemon, lichess)?;
         until_stopped().await;
         tracing::info!("stopping");
         Ok(())
     })
+}
+
+/// Starts pushing the daemon's round to lichess, when asked to.
+pub fn push_to_lichess(
+    daemon: &Daemon,
+    settings: Option<lichess::LichessSettings>,
+) -> Result<(), DaemonError> {
+    let Some(settings) = settings else {
+        return Ok(());
+    };
+    for s in &settings.slices {
+        let _ = writeln!(
+            std::io::stdout(),
+            "eboard: pushing boards {} to lichess round {}/broadcast/-/-/{}",
+            s.boards
+                .as_ref()
+                .map_or("all".to_owned(), ToString::to_string),
+            settings.url,
+            s.round
+        );
+    }
+    lichess::spawn(
+        settings,
+        Arc::clone(&daemon.boards),
+        Arc::clone(&daemon.hub),
+        Arc::clone(&daemon.lichess),
+    )
 }
 
 /// `eboard run`.
@@ -645,14 +686,17 @@ pub fn run(args: &RunArgs) -> Result<(), DaemonError> {
     init_tracing();
     let config = EventConfig::load(&args.config)?;
     let nats = nats::NatsSettings::for_hall(config.publish.as_ref(), args.publish.as_deref())?;
+    let ids: Vec<u32> = config.boards.iter().map(|b| b.id()).collect();
+    let push = lichess::LichessSettings::resolve(config.lichess.as_ref(), &args.lichess, &ids)?;
     let spec = spec_from_config(config, args)?;
     let Some(nats) = nats else {
-        return serve(spec);
+        return serve(spec, push);
     };
     let data_dir = spec.data_dir.clone();
     runtime()?.block_on(async move {
         let daemon = start(spec.clone()).await?;
         announce(&daemon, &data_dir);
+        push_to_lichess(&daemon, push)?;
         let journals = spec
             .boards
             .iter()

@@ -508,7 +508,7 @@ fn round_pgn_and_events_follow_the_games() {
     assert_eq!(d.get("/round.pgn").body, r.body);
 }
 
-const SCRIPT: &str = "\
+pub(crate) const SCRIPT: &str = "\
 @1000 lift e2
 @1300 place e4 P
 @1500 press white
@@ -584,7 +584,25 @@ fn actions_need_the_token_and_survive_a_restart() {
     );
     assert_eq!(std::fs::read(&journal).unwrap(), before);
 
+    // Nf3 is published: undoing it needs the arbiter's confirmation, as
+    // lichess keeps it as a variation (issue 12).
     let r = post(&auth, r#"{"action":"undo"}"#);
+    assert_eq!(r.status, 409, "{}", r.body);
+    let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(v["confirm"], "retract", "{}", r.body);
+    assert!(r.body.contains("variation"), "{}", r.body);
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        before,
+        "nothing journaled"
+    );
+    let r = http(
+        &d.addr,
+        "POST",
+        "/boards/1/actions?confirm=retract",
+        &auth,
+        Some(r#"{"action":"undo"}"#),
+    );
     assert_eq!(r.status, 200, "{}", r.body);
     let r = post(
         &auth,
@@ -936,7 +954,7 @@ fn issue_9_live_and_replayed_events_agree_across_displacement_and_undo() {
     let r = http(
         &d.addr,
         "POST",
-        "/boards/1/actions",
+        "/boards/1/actions?confirm=retract",
         &[("Authorization", bearer.as_str())],
         Some(r#"{"action":"undo"}"#),
     );

@@ -5,6 +5,7 @@ mod cli;
 mod corpus;
 mod daemon;
 mod hostile;
+mod lichess;
 mod nats;
 mod properties;
 mod rules;
