@@ -64,6 +64,8 @@ pub struct CentralArgs {
     /// The HTTP address (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    #[command(flatten)]
+    pub lichess: super::lichess::LichessArgs,
 }
 
 /// Everything a central needs to start.
@@ -677,9 +679,15 @@ fn announce(d: &Daemon, spec: &CentralSpec) {
 pub fn run(args: &CentralArgs) -> Result<(), DaemonError> {
     super::init_tracing();
     let spec = spec_from_args(args)?;
+    // The central serves the whole round: it is the one that pushes it.
+    let config = EventConfig::load(&args.config)?;
+    let ids: Vec<u32> = spec.boards.iter().map(|b| b.0).collect();
+    let push =
+        super::lichess::LichessSettings::resolve(config.lichess.as_ref(), &args.lichess, &ids)?;
     super::runtime()?.block_on(async move {
         let daemon = start(spec.clone()).await?;
         announce(&daemon, &spec);
+        super::push_to_lichess(&daemon, push)?;
         super::until_stopped().await;
         tracing::info!("stopping");
         Ok(())

@@ -718,6 +718,22 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any `boards=` text from a URL or a config: a set or an error,
+        /// never a panic; a set contains exactly what its ranges say.
+        #[test]
+        fn any_board_set_text_is_handled(text in "[0-9,\\- ]{0,24}|\\PC{0,24}", id in 0u32..400) {
+            if let Ok(set) = text.parse::<BoardSet>() {
+                let inside = text.split(',').any(|part| {
+                    let (a, b) = part.split_once('-').unwrap_or((part, part));
+                    let (a, b): (u32, u32) = (a.trim().parse().unwrap(), b.trim().parse().unwrap());
+                    (a..=b).contains(&id)
+                });
+                proptest::prop_assert_eq!(set.contains(id), inside);
+            }
+        }
+    }
+
     #[test]
     fn refused_games_name_their_board() {
         let tags = HashMap::from([("GameId".to_owned(), "eboard-17-2".to_owned())]);
