@@ -206,6 +206,45 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// `eboard replay`: a script or a capture through the engine, the games
+/// out as PGN or JSON lines.
+fn replay(
+    file: &std::path::PathBuf,
+    format: crate::transport::capture::ReplayFormat,
+    json: bool,
+    config: EngineConfig,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let write_err = |e: io::Error| Failure::input(format!("writing output: {e}"));
+    let engine = match format.protocol() {
+        None => {
+            let (name, text) = read_input(file)?;
+            replay_script(&name, &text, config).map_err(|e| Failure::input(e.to_string()))?
+        }
+        Some(protocol) => {
+            let (name, bytes) = read_bytes(file)?;
+            crate::transport::capture::replay_capture(
+                &name,
+                &bytes,
+                protocol,
+                Default::default(),
+                config,
+            )
+            .map_err(|e| Failure::input(e.to_string()))?
+        }
+    };
+    for game in reported_games(&engine) {
+        if json {
+            let line = serde_json::to_string(&GameReport::new(game))
+                .map_err(|e| Failure::input(e.to_string()))?;
+            writeln!(out, "{line}").map_err(write_err)?;
+        } else {
+            write!(out, "{}", game.to_pgn()).map_err(write_err)?;
+        }
+    }
+    Ok(())
+}
+
 fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
     let write_err = |e: io::Error| Failure::input(format!("writing output: {e}"));
     match cli.command {
@@ -225,33 +264,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
                 orientation,
                 ..EngineConfig::default()
             };
-            let engine = match format.protocol() {
-                None => {
-                    let (name, text) = read_input(&file)?;
-                    replay_script(&name, &text, config)
-                        .map_err(|e| Failure::input(e.to_string()))?
-                }
-                Some(protocol) => {
-                    let (name, bytes) = read_bytes(&file)?;
-                    crate::transport::capture::replay_capture(
-                        &name,
-                        &bytes,
-                        protocol,
-                        Default::default(),
-                        config,
-                    )
-                    .map_err(|e| Failure::input(e.to_string()))?
-                }
-            };
-            for game in reported_games(&engine) {
-                if json {
-                    let line = serde_json::to_string(&GameReport::new(game))
-                        .map_err(|e| Failure::input(e.to_string()))?;
-                    writeln!(out, "{line}").map_err(write_err)?;
-                } else {
-                    write!(out, "{}", game.to_pgn()).map_err(write_err)?;
-                }
-            }
+            replay(&file, format, json, config, out)?;
         }
         Command::Simulate {
             file,

@@ -394,6 +394,34 @@ impl Applier {
     }
 }
 
+/// Fires `caught_up` once the central has applied up to its target
+/// message (`empty`: a target of 0, an empty stream, counts as reached).
+fn notify_caught_up(caught_up: &mut Option<(u64, oneshot::Sender<()>)>, last: u64, empty: bool) {
+    if let Some((target, _)) = caught_up
+        && ((empty && *target == 0) || last >= *target)
+        && let Some((_, tx)) = caught_up.take()
+    {
+        let _ = tx.send(());
+    }
+}
+
+/// The stream's messages from `start` on, in order.
+async fn ordered_messages(stream: &jetstream::stream::Stream, start: u64) -> Option<pull::Ordered> {
+    let config = pull::OrderedConfig {
+        deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
+            start_sequence: start,
+        },
+        ..Default::default()
+    };
+    let messages = match stream.create_consumer(config).await {
+        Ok(c) => c.messages().await.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    messages
+        .map_err(|e| tracing::warn!("NATS: cannot read the stream: {e}"))
+        .ok()
+}
+
 /// Reads the stream for ever (from where it stopped, after any failure),
 /// applying each message; `caught_up` fires once the messages that were in
 /// the stream at start are applied.
@@ -433,32 +461,10 @@ async fn follow(
                 applier.last
             );
         }
-        if let Some((target, _)) = &caught_up
-            && (*target == 0 || applier.last >= *target)
-            && let Some((_, tx)) = caught_up.take()
-        {
-            let _ = tx.send(());
-        }
-        let config = pull::OrderedConfig {
-            deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
-                start_sequence: applier.last + 1,
-            },
-            ..Default::default()
-        };
-        let mut messages = match stream.create_consumer(config).await {
-            Ok(c) => match c.messages().await {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::warn!("NATS: cannot read the stream: {e}");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    continue;
-                }
-            },
-            Err(e) => {
-                tracing::warn!("NATS: cannot read the stream: {e}");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                continue;
-            }
+        notify_caught_up(&mut caught_up, applier.last, true);
+        let Some(mut messages) = ordered_messages(&stream, applier.last + 1).await else {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            continue;
         };
         if warned {
             tracing::info!("NATS {}: reading the stream", applier.settings.url);
@@ -493,12 +499,7 @@ async fn follow(
                             .map_or("?", |v| v.as_str())
                             .to_owned();
                         applier.message(seq, m.subject.as_str(), &node, None, &m.payload);
-                        if let Some((target, _)) = &caught_up
-                            && applier.last >= *target
-                            && let Some((_, tx)) = caught_up.take()
-                        {
-                            let _ = tx.send(());
-                        }
+                        notify_caught_up(&mut caught_up, applier.last, false);
                     }
                     // The broker restarted, the consumer is gone, ...: read
                     // again from the message after the last one applied.
@@ -514,6 +515,25 @@ async fn follow(
             }
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// How many messages the stream holds now, or `None` (with a warning) when
+/// the broker does not tell within 10 s.
+async fn stream_length(nats: &NatsSettings, js: &jetstream::Context) -> Option<u64> {
+    match tokio::time::timeout(Duration::from_secs(10), nats.stream(js)).await {
+        Ok(Ok(stream)) => Some(stream.cached_info().state.last_sequence),
+        Ok(Err(e)) => {
+            tracing::warn!("NATS {}: {e}; serving what arrives", nats.url);
+            None
+        }
+        Err(_) => {
+            tracing::warn!(
+                "NATS {}: no answer within 10 s; serving what arrives",
+                nats.url
+            );
+            None
+        }
     }
 }
 
@@ -569,20 +589,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
     }
     // What the stream holds now is read before serving, so that a restarted
     // central does not show (or push) a half-rebuilt round.
-    let target = match tokio::time::timeout(Duration::from_secs(10), spec.nats.stream(&js)).await {
-        Ok(Ok(stream)) => Some(stream.cached_info().state.last_sequence),
-        Ok(Err(e)) => {
-            tracing::warn!("NATS {}: {e}; serving what arrives", spec.nats.url);
-            None
-        }
-        Err(_) => {
-            tracing::warn!(
-                "NATS {}: no answer within 10 s; serving what arrives",
-                spec.nats.url
-            );
-            None
-        }
-    };
+    let target = stream_length(&spec.nats, &js).await;
     let (report_tx, report_rx) = mpsc::unbounded_channel();
     let applier = Applier {
         settings: spec.nats.clone(),

@@ -98,6 +98,114 @@ fn central(
     Ok((child, addr))
 }
 
+/// A hall node: its daemon, the journals it publishes, its NATS settings.
+type Hall = (DaemonSpec, Vec<(u32, std::path::PathBuf)>, NatsSettings);
+
+/// The hall nodes' specs, journals and NATS settings, and the speed that
+/// gives the target time per move.
+fn hall_specs(args: &HallsLoadArgs, dir: &std::path::Path, stream: &str) -> (Vec<Hall>, f64) {
+    let mut speed = 1.0;
+    let mut halls = Vec::new();
+    for h in 0..args.halls {
+        let first = h * args.boards + 1;
+        let (boards, mean_ply_ms) = simulated_boards(first..=first + args.boards - 1);
+        speed = mean_ply_ms / args.move_ms.max(1) as f64;
+        let data_dir = dir.join(format!("hall-{h}"));
+        let journals = boards
+            .iter()
+            .map(|b| {
+                (
+                    b.id,
+                    data_dir.join("boards").join(format!("{}.jsonl", b.id)),
+                )
+            })
+            .collect();
+        halls.push((
+            DaemonSpec {
+                round: load_round(),
+                engine: EngineConfig::default(),
+                boards,
+                data_dir,
+                listen: ([127, 0, 0, 1], 0).into(),
+                speed,
+                probe: true,
+            },
+            journals,
+            NatsSettings {
+                url: args.nats.clone(),
+                credentials: None,
+                node: format!("hall-{h}"),
+                stream: stream.to_owned(),
+                max_age: Duration::from_secs(86_400),
+            },
+        ));
+    }
+    (halls, speed)
+}
+
+/// What a run measured.
+struct Measured<'a> {
+    halls: u32,
+    boards: u32,
+    move_ms: u64,
+    wall: f64,
+    speed: f64,
+    stored: usize,
+    delivered: usize,
+    /// Hall input to central SSE, sorted (µs).
+    lat: &'a [u64],
+    cpu: f64,
+    peak_rss: u64,
+    hwm: u64,
+}
+
+fn print_report(m: &Measured) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "eboard loadtest-halls");
+    let _ = writeln!(
+        out,
+        "  hall nodes        {} x {} boards (in this process)",
+        m.halls, m.boards
+    );
+    let _ = writeln!(out, "  measured          {:.1} s", m.wall);
+    let _ = writeln!(
+        out,
+        "  speed             {:.2}x (target {} ms per move per board)",
+        m.speed, m.move_ms
+    );
+    let _ = writeln!(
+        out,
+        "  lines stored      {} ({:.1} per s)",
+        m.stored,
+        m.stored as f64 / m.wall
+    );
+    let _ = writeln!(
+        out,
+        "  events delivered  {} by the central ({} matched to a hall line)",
+        m.delivered,
+        m.lat.len()
+    );
+    let _ = writeln!(
+        out,
+        "  central CPU       {:.1} % of one core",
+        100.0 * m.cpu / m.wall
+    );
+    let _ = writeln!(
+        out,
+        "  central memory    {:.1} MiB resident (peak sampled), {:.1} MiB high-water",
+        m.peak_rss as f64 / 1024.0,
+        m.hwm as f64 / 1024.0
+    );
+    let _ = writeln!(
+        out,
+        "  hall input to central SSE  p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        percentile(m.lat, 0.5),
+        percentile(m.lat, 0.9),
+        percentile(m.lat, 0.99),
+        percentile(m.lat, 1.0)
+    );
+}
+
 /// Runs the load test and prints its report.
 pub fn run(args: &HallsLoadArgs) -> Result<(), DaemonError> {
     super::init_tracing();
@@ -113,42 +221,7 @@ pub fn run(args: &HallsLoadArgs) -> Result<(), DaemonError> {
     let pid = child.id().to_string();
     let result = super::runtime()?.block_on(async {
         let probe: AckProbe = Arc::new(Mutex::new(HashMap::new()));
-        let mut speed = 1.0;
-        let mut halls = Vec::new();
-        for h in 0..args.halls {
-            let first = h * args.boards + 1;
-            let (boards, mean_ply_ms) = simulated_boards(first..=first + args.boards - 1);
-            speed = mean_ply_ms / args.move_ms.max(1) as f64;
-            let data_dir = dir.join(format!("hall-{h}"));
-            let journals = boards
-                .iter()
-                .map(|b| {
-                    (
-                        b.id,
-                        data_dir.join("boards").join(format!("{}.jsonl", b.id)),
-                    )
-                })
-                .collect();
-            halls.push((
-                DaemonSpec {
-                    round: load_round(),
-                    engine: EngineConfig::default(),
-                    boards,
-                    data_dir,
-                    listen: ([127, 0, 0, 1], 0).into(),
-                    speed,
-                    probe: true,
-                },
-                journals,
-                NatsSettings {
-                    url: args.nats.clone(),
-                    credentials: None,
-                    node: format!("hall-{h}"),
-                    stream: stream.clone(),
-                    max_age: Duration::from_secs(86_400),
-                },
-            ));
-        }
+        let (halls, speed) = hall_specs(args, &dir, &stream);
         let sock: std::net::SocketAddr = addr
             .parse()
             .map_err(|_| DaemonError::Usage(format!("address {addr}")))?;
@@ -190,50 +263,19 @@ pub fn run(args: &HallsLoadArgs) -> Result<(), DaemonError> {
             })
             .collect();
         lat.sort_unstable();
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "eboard loadtest-halls");
-        let _ = writeln!(
-            out,
-            "  hall nodes        {} x {} boards (in this process)",
-            args.halls, args.boards
-        );
-        let _ = writeln!(out, "  measured          {wall:.1} s");
-        let _ = writeln!(
-            out,
-            "  speed             {speed:.2}x (target {} ms per move per board)",
-            args.move_ms
-        );
-        let _ = writeln!(
-            out,
-            "  lines stored      {} ({:.1} per s)",
-            probe.len(),
-            probe.len() as f64 / wall
-        );
-        let _ = writeln!(
-            out,
-            "  events delivered  {} by the central ({} matched to a hall line)",
-            arrivals.len(),
-            lat.len()
-        );
-        let _ = writeln!(
-            out,
-            "  central CPU       {:.1} % of one core",
-            100.0 * cpu / wall
-        );
-        let _ = writeln!(
-            out,
-            "  central memory    {:.1} MiB resident (peak sampled), {:.1} MiB high-water",
-            peak_rss as f64 / 1024.0,
-            hwm as f64 / 1024.0
-        );
-        let _ = writeln!(
-            out,
-            "  hall input to central SSE  p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-            percentile(&lat, 0.5),
-            percentile(&lat, 0.9),
-            percentile(&lat, 0.99),
-            percentile(&lat, 1.0)
-        );
+        print_report(&Measured {
+            halls: args.halls,
+            boards: args.boards,
+            move_ms: args.move_ms,
+            wall,
+            speed,
+            stored: probe.len(),
+            delivered: arrivals.len(),
+            lat: &lat,
+            cpu,
+            peak_rss,
+            hwm,
+        });
         Ok::<(), DaemonError>(())
     });
     let _ = child.kill();
