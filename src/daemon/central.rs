@@ -671,9 +671,7 @@ pub fn spec_from_args(
 
 fn announce(d: &Daemon, spec: &CentralSpec) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "eboard: listening on http://{}/", d.addr);
-    let _ = writeln!(out, "eboard: dashboard: http://{}/", d.addr);
-    let _ = writeln!(out, "eboard: broadcast PGN: http://{}/round.pgn", d.addr);
+    super::announce_addresses(&mut out, d);
     let _ = writeln!(
         out,
         "eboard: reading stream {} from {}",

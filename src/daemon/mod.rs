@@ -600,13 +600,18 @@ fn runtime() -> Result<tokio::runtime::Runtime, DaemonError> {
         })
 }
 
+/// The three addresses a user opens: the same lines for `run` and `serve`.
+fn announce_addresses(out: &mut impl Write, d: &Daemon) {
+    let _ = writeln!(out, "eboard: listening on http://{}/", d.addr);
+    let _ = writeln!(out, "eboard: dashboard: http://{}/", d.addr);
+    let _ = writeln!(out, "eboard: broadcast PGN: http://{}/round.pgn", d.addr);
+}
+
 /// Prints where the daemon listens and the token (the token only when it
 /// was just created: it is shown once).
 fn announce(d: &Daemon, data_dir: &Path) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "eboard: listening on http://{}/", d.addr);
-    let _ = writeln!(out, "eboard: dashboard: http://{}/", d.addr);
-    let _ = writeln!(out, "eboard: broadcast PGN: http://{}/round.pgn", d.addr);
+    announce_addresses(&mut out, d);
     let _ = writeln!(
         out,
         "eboard: journals in {}",
