@@ -15,6 +15,9 @@ pub struct SensedBoard {
     pieces: [Option<Piece>; 64],
     last_place: [u64; 64],
     last_lift: [u64; 64],
+    /// The stamps each square had before its last lift, so that a blip can
+    /// be taken back.
+    before_lift: [(u64, u64); 64],
     /// Recent touches in order, so that the squares touched since an event
     /// are found without scanning the board.
     log: Vec<(u64, Square)>,
@@ -29,6 +32,7 @@ impl SensedBoard {
             pieces: [None; 64],
             last_place: [0; 64],
             last_lift: [0; 64],
+            before_lift: [(0, 0); 64],
             log: Vec::new(),
         }
     }
@@ -59,7 +63,9 @@ impl SensedBoard {
     /// A piece left `sq`. Returns whether anything changed.
     pub fn lift(&mut self, sq: Square, seq: u64) -> bool {
         self.touch(sq, seq);
-        self.last_lift[sq.to_usize()] = seq;
+        let i = sq.to_usize();
+        self.before_lift[i] = (self.last_place[i], self.last_lift[i]);
+        self.last_lift[i] = seq;
         let changed = self.occupied.contains(sq);
         self.occupied.discard(sq);
         self.identified.discard(sq);
@@ -77,6 +83,17 @@ impl SensedBoard {
         self.identified.set(sq, piece.is_some());
         self.pieces[sq.to_usize()] = piece;
         changed
+    }
+
+    /// The piece lifted from `sq` was put back before the state settled: a
+    /// sensor blip or a hand that changed its mind at once. Neither the lift
+    /// nor the place is evidence of anything (a touch, a capture), so both
+    /// are forgotten as touches.
+    pub fn forget_blip(&mut self, sq: Square) {
+        let i = sq.to_usize();
+        let since = self.last_lift[i];
+        self.log.retain(|&(seq, q)| q != sq || seq < since);
+        (self.last_place[i], self.last_lift[i]) = self.before_lift[i];
     }
 
     /// Applies a full scan; squares whose reading changed count as touched.

@@ -31,6 +31,7 @@ impl Engine {
         if n > 0 && game.mover(n) == color && game.moves()[n - 1].completed_at.is_none() {
             self.complete_all(t);
         } else if self.config.arbiter
+            && !self.scanned
             && !self.phase.is_restoring()
             && game.position().turn() == color
             && !self.sensed.shows_position(game.position())
@@ -40,8 +41,30 @@ impl Engine {
         } else {
             // The board has not shown this player's move yet (boards report
             // later than clocks, and a scanning board can be a ply or two
-            // behind): it is completed as soon as the board shows it.
+            // behind, its last scan showing the piece still in the hand): it
+            // is completed as soon as the board shows it, or found illegal
+            // then (`pressed_before_scan`).
             self.clock.pending_press[color] = true;
+        }
+    }
+
+    /// On a board that reports by scans, a press came before the scan that
+    /// shows the move: the first state read after it that neither a move
+    /// nor a move in progress explains is the illegal move the press
+    /// completed (Art. 7.5.1).
+    pub(super) fn pressed_before_scan(&mut self, t: Millis) {
+        let game = self.game();
+        let turn = game.position().turn();
+        if self.config.arbiter
+            && self.scanned
+            && self.clock.pending_press[turn]
+            && !game.is_over()
+            && !self.phase.is_restoring()
+            && !self.sensed.shows_position(game.position())
+            && self.moved_own_piece(turn)
+        {
+            self.clock.pending_press[turn] = false;
+            self.completed_irregularity(turn, t);
         }
     }
 
