@@ -366,7 +366,7 @@ fn script_board(dir: &Path, event: &str, script: &str) -> (PathBuf, PathBuf) {
     (config, dir.join("data"))
 }
 
-fn run_args<'a>(config: &'a Path, data: &'a Path, speed: &'a str) -> Vec<&'a str> {
+pub(crate) fn run_args<'a>(config: &'a Path, data: &'a Path, speed: &'a str) -> Vec<&'a str> {
     vec![
         "run",
         "--config",
