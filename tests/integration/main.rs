@@ -7,6 +7,7 @@ mod daemon;
 mod hostile;
 mod lichess;
 mod nats;
+mod operations;
 mod properties;
 mod rules;
 mod scripts;
