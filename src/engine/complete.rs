@@ -126,6 +126,11 @@ impl Engine {
         };
         let pending_press = self.clock.pending_press;
         let game = self.games.last_mut().expect("a game");
+        // A finished game's record is final: a clock that goes on
+        // reporting after the result changes nothing in it (issue 11).
+        if game.is_over() {
+            return;
+        }
         if let Some(i) = game.moves().iter().rposition(|m| m.completed_at.is_some()) {
             let mover = game.mover(i + 1);
             // After a press for a move the board has not shown yet, the
