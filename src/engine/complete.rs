@@ -7,6 +7,7 @@ use shakmaty::{ByColor, Color, Position, Square};
 use super::{Engine, GameEvent};
 use crate::{
     event::{Millis, Seconds},
+    game::Termination,
     matcher::{Explanation, explain},
 };
 
@@ -19,10 +20,13 @@ pub struct Clock {
     pub pending_press: ByColor<bool>,
     /// The last times reported, White's and Black's.
     pub last: Option<(Seconds, Seconds)>,
+    /// The player who pressed last (whose clock stands still).
+    pub last_press: Option<Color>,
 }
 
 impl Engine {
     pub(super) fn press(&mut self, color: Color, t: Millis) {
+        self.clock.last_press = Some(color);
         let game = self.game();
         if game.is_over() {
             return;
@@ -118,6 +122,32 @@ impl Engine {
         }
     }
 
+    /// Whether a clock report still belongs to the game's record. A
+    /// finished game's record is final (issue 11): a clock that goes on
+    /// reporting after a resignation, an agreement, a flag or an arbiter's
+    /// result changes nothing in it. Only a game ended by its last move
+    /// (checkmate, stalemate, a dead position, fivefold repetition, 75
+    /// moves) takes the time of that move's player, as long as his clock
+    /// is the one stopped (he pressed last), so it does not change either.
+    pub(super) fn report_belongs_to_record(&self) -> bool {
+        let game = self.game();
+        if !game.is_over() {
+            return true;
+        }
+        let by_last_move = matches!(
+            game.termination(),
+            Some(
+                Termination::Checkmate
+                    | Termination::Stalemate
+                    | Termination::DeadPosition
+                    | Termination::FivefoldRepetition
+                    | Termination::SeventyfiveMoves
+            )
+        );
+        let n = game.ply();
+        by_last_move && n > 0 && self.clock.last_press == Some(game.mover(n))
+    }
+
     /// A clock report gives the remaining time of the player who last
     /// completed a move: his clock stands still until the opponent presses.
     pub(super) fn update_last_completed_clock(&mut self) {
@@ -126,11 +156,6 @@ impl Engine {
         };
         let pending_press = self.clock.pending_press;
         let game = self.games.last_mut().expect("a game");
-        // A finished game's record is final: a clock that goes on
-        // reporting after the result changes nothing in it (issue 11).
-        if game.is_over() {
-            return;
-        }
         if let Some(i) = game.moves().iter().rposition(|m| m.completed_at.is_some()) {
             let mover = game.mover(i + 1);
             // After a press for a move the board has not shown yet, the
