@@ -62,6 +62,14 @@ pub enum Command {
         /// The detail.
         reply: oneshot::Sender<serde_json::Value>,
     },
+    /// Raise an alert about the board from outside its events (the lichess
+    /// push): journaled, then raised like any other.
+    Alert {
+        /// The kind, snake_case.
+        kind: &'static str,
+        /// What happened.
+        message: String,
+    },
 }
 
 /// The HTTP server's handle on a board.
@@ -104,6 +112,12 @@ impl BoardHandle {
             .await
             .map_err(|_| gone())?;
         rx.await.map_err(|_| gone())?
+    }
+
+    /// Raises an alert on the board (journaled first, like an action);
+    /// `false` when the board has stopped.
+    pub async fn alert(&self, kind: &'static str, message: String) -> bool {
+        self.tx.send(Command::Alert { kind, message }).await.is_ok()
     }
 
     /// The board's detail (moves, alerts, actions, PGN).
@@ -277,6 +291,18 @@ impl Actor {
             } => {
                 let result = self.action(action, confirmed).await;
                 let _ = reply.send(result);
+            }
+            Command::Alert { kind, message } => {
+                // A board whose journal failed takes nothing more; the log
+                // has the alert's reason from its sender.
+                if !self.failed {
+                    let at = self.state.last_at();
+                    let entry = Entry::Alert {
+                        kind: kind.to_owned(),
+                        message,
+                    };
+                    self.write_apply(entry, at, std::time::Instant::now()).await;
+                }
             }
         }
     }

@@ -314,6 +314,13 @@ impl Applier {
                 }
                 let _ = reply.send(detail);
             }
+            // A central's alerts come from the stream only, so that alert
+            // numbers (which acknowledgements name) are the same on every
+            // central: an alert about this central's lichess push stays in
+            // its log and its push state.
+            Command::Alert { kind, message } => {
+                tracing::debug!(board = id, kind, "not raised on a central: {message}");
+            }
             Command::Action {
                 action,
                 confirmed,
