@@ -627,7 +627,14 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
     }
     let (listener, addr) = super::bind(spec.listen).await?;
     let handles = Arc::new(handles);
-    let lichess = super::serve_http(listener, &handles, &hub, &token, &spec.round);
+    let lichess = super::serve_http(
+        listener,
+        &handles,
+        &hub,
+        &token,
+        &spec.round,
+        super::http::MAX_EVENT_STREAMS,
+    );
     Ok(Daemon {
         addr,
         hub,

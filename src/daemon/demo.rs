@@ -192,6 +192,7 @@ pub fn demo_spec(serve: &ServeArgs, data_dir: PathBuf) -> Result<DaemonSpec, Dae
         listen: serve.listen,
         speed: serve.speed,
         probe: false,
+        max_event_streams: serve.max_event_streams,
     })
 }
 

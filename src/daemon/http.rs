@@ -60,11 +60,14 @@ pub struct AppState {
     pub title: Arc<str>,
     /// Permits for concurrent event streams; none left: 503.
     pub streams: Arc<tokio::sync::Semaphore>,
+    /// How many permits there are (for the 503's message).
+    pub max_streams: usize,
     /// The state of the pushes to lichess.
     pub lichess: Arc<PushStatus>,
 }
 
-/// How many event streams may be open at once (`/events` answers 503 past it).
+/// How many event streams may be open at once by default (`/events`
+/// answers 503 past it; `--max-event-streams` changes it).
 pub const MAX_EVENT_STREAMS: usize = 1_000;
 
 /// The largest action body: an action is a few hundred bytes of JSON.
@@ -371,7 +374,10 @@ async fn events(
     let Ok(permit) = Arc::clone(&app.streams).try_acquire_owned() else {
         let mut r = error(
             StatusCode::SERVICE_UNAVAILABLE,
-            format!("{MAX_EVENT_STREAMS} event streams are open already; retry later"),
+            format!(
+                "{} event streams are open already; retry later",
+                app.max_streams
+            ),
         );
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("10"));

@@ -158,6 +158,8 @@ pub struct DaemonSpec {
     pub speed: f64,
     /// Keep when each input entered (the load test's latency probe).
     pub probe: bool,
+    /// How many event streams (`GET /events`) may be open at once.
+    pub max_event_streams: usize,
 }
 
 /// A running daemon.
@@ -408,7 +410,14 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         .map(|(state, journal, feed)| actor::spawn(state, journal, Arc::clone(&hub), feed, opts))
         .collect();
     let boards = Arc::new(boards);
-    let lichess = serve_http(listener, &boards, &hub, &token, &spec.round);
+    let lichess = serve_http(
+        listener,
+        &boards,
+        &hub,
+        &token,
+        &spec.round,
+        spec.max_event_streams,
+    );
     Ok(Daemon {
         addr,
         hub,
@@ -442,6 +451,7 @@ fn serve_http(
     hub: &Arc<Hub>,
     token: &str,
     round: &RoundInfo,
+    max_event_streams: usize,
 ) -> Arc<lichess::PushStatus> {
     let lichess = Arc::new(lichess::PushStatus::default());
     let index: HashMap<u32, usize> = boards.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
@@ -451,7 +461,8 @@ fn serve_http(
         hub: Arc::clone(hub),
         token: token.into(),
         title: format!("{}, round {}", round.event, round.round).into(),
-        streams: Arc::new(tokio::sync::Semaphore::new(http::MAX_EVENT_STREAMS)),
+        streams: Arc::new(tokio::sync::Semaphore::new(max_event_streams)),
+        max_streams: max_event_streams,
         lichess: Arc::clone(&lichess),
     };
     let router = http::router(app);
@@ -472,6 +483,10 @@ pub struct ServeArgs {
     /// Simulated boards play this many times faster than their timestamps.
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
+    /// How many event streams (`GET /events`, the dashboards and other
+    /// live clients) may be open at once; more are answered 503.
+    #[arg(long, default_value_t = http::MAX_EVENT_STREAMS, value_name = "N")]
+    pub max_event_streams: usize,
 }
 
 /// `eboard run`: the daemon for one event round.
@@ -578,6 +593,7 @@ pub fn spec_from_config(config: EventConfig, args: &RunArgs) -> Result<DaemonSpe
         listen: args.serve.listen,
         speed: args.serve.speed,
         probe: false,
+        max_event_streams: args.serve.max_event_streams,
     })
 }
 
