@@ -5,7 +5,7 @@
 //! and the arbiter is told with `out_of_sync` (the candidates in SAN). Later states are searched again from the last
 //! certain move, so the hypotheses that no longer fit fall away.
 
-use shakmaty::{Chess, Move, san::SanPlus};
+use shakmaty::{Chess, Move, Position, san::SanPlus};
 
 use super::Engine;
 use crate::{
@@ -48,14 +48,15 @@ impl Engine {
 
     /// A settled state that nothing shorter explains: search, when the board
     /// may have skipped states (a full scan or dump changed it last).
-    pub(super) fn resynchronise(&mut self, made_at: Millis, basis: u64) {
+    /// Returns whether moves were recorded.
+    pub(super) fn resynchronise(&mut self, made_at: Millis, basis: u64) -> bool {
         if !self.scanned {
             // Square by square, the board shows every change: a state no
             // move explains is a move in progress or displaced pieces.
             if self.hypotheses.state != SyncState::Ambiguous {
                 self.hypotheses.clear();
             }
-            return;
+            return false;
         }
         let game = self.game();
         let pos = game.position().clone();
@@ -68,22 +69,27 @@ impl Engine {
             // On occupancy, a piece slid to a wrong square or held in the
             // hand is too often explained by moves nobody made: not read
             // until those cases are told apart.
-            return;
+            return false;
         }
         let limits = Limits::default();
         match resync(&pos, &target, &limits) {
             Resync::Unique(line) => {
                 self.hypotheses.clear();
                 self.record(&line, made_at, basis);
+                return true;
             }
             // Not even the moves all candidates begin with are certain: the
             // board may show a move in progress after a shorter sequence
             // that no candidate is (a scan that caught the next player's
             // hand taking a piece).
+            // A press the board has not shown a move for yet says whose
+            // move this is: `pressed_before_scan` judges it instead.
+            Resync::Candidates { .. } if self.clock.pending_press[pos.turn()] => {}
             Resync::Candidates { lines, more } => self.ambiguous(lines, more),
             Resync::None => self.hypotheses.state = SyncState::Lost,
             Resync::OverBudget { .. } => self.hypotheses.state = SyncState::Searching,
         }
+        false
     }
 
     fn ambiguous(&mut self, lines: Vec<Vec<Move>>, more: bool) {

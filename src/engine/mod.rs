@@ -20,6 +20,7 @@
 mod claim;
 mod complete;
 mod config;
+mod correct;
 mod endings;
 mod hypotheses;
 mod illegal;
@@ -158,7 +159,11 @@ impl Engine {
     /// are displaced. A live reader calls [`Engine::advance_to`] then.
     pub fn next_deadline(&self) -> Option<Millis> {
         let settle = self.settle.deadline(self.config.settle_ms);
-        let displaced = if self.config.arbiter && !self.game().is_over() {
+        // While ambiguous the arbiter has the candidates instead.
+        let displaced = if self.config.arbiter
+            && !self.game().is_over()
+            && self.sync_state() != crate::resync::SyncState::Ambiguous
+        {
             self.phase.displaced_deadline(self.config.displaced_ms)
         } else {
             None
@@ -385,12 +390,11 @@ impl Engine {
             && !self.phase.is_restoring()
             && !self.sensed.shows_position(game.position())
         {
-            self.resynchronise(made_at, basis);
+            if !self.resynchronise(made_at, basis) {
+                self.pressed_before_scan(made_at);
+            }
         } else if !in_hand {
             self.hypotheses.clear();
-        }
-        if waiting && !in_hand && self.game().ply() == plies && self.games.len() == games {
-            self.pressed_before_scan(made_at);
         }
         let game = self.game();
         let explained = self.games.len() != games
