@@ -1178,6 +1178,14 @@ fn issue_10_corrections_need_the_token_and_survive_a_restart() {
         "Nf3 e5 e4 Nc6",
         "Nf3 Nc6 e4 e5",
     ];
+    // The dashboard shows the board out of step at a glance.
+    if let Some(browser) = chromium() {
+        let dom = dump_dom(&browser, dir.path(), &d.addr);
+        assert!(
+            dom.contains("id=\"sync-1\">sync: ambiguous<"),
+            "board 1's card shows its sync state:\n{dom}"
+        );
+    }
     let mut sorted = candidates.clone();
     sorted.sort();
     let mut orders = orders.map(str::to_owned).to_vec();
