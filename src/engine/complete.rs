@@ -22,11 +22,16 @@ pub struct Clock {
     pub last: Option<(Seconds, Seconds)>,
     /// The player who pressed last (whose clock stands still).
     pub last_press: Option<Color>,
+    /// The player and half-move of the last move a press made before the
+    /// board showed it completed: a second press by him before anyone else
+    /// moves or presses means the first came without a move (Art. 7.5.3).
+    pub early_press: Option<(Color, usize)>,
 }
 
 impl Engine {
     pub(super) fn press(&mut self, color: Color, t: Millis) {
         self.clock.last_press = Some(color);
+        let early = self.clock.early_press.take();
         let game = self.game();
         if game.is_over() {
             return;
@@ -34,6 +39,21 @@ impl Engine {
         let n = game.ply();
         if n > 0 && game.mover(n) == color && game.moves()[n - 1].completed_at.is_none() {
             self.complete_all(t);
+        } else if self.config.arbiter && early == Some((color, n)) && !self.phase.is_restoring() {
+            // He pressed with no move, moved, and pressed again: the move
+            // stands, the first press is penalised.
+            let message = format!(
+                "{} pressed the clock without making a move, then made his move and pressed again (Art. 7.5.3: the first press is treated as an illegal move)",
+                crate::event::side_name(color)
+            );
+            self.penalise(
+                crate::alert::AlertKind::ClockWithoutMove,
+                color,
+                message,
+                None,
+                t,
+                false,
+            );
         } else if self.config.arbiter
             && !self.scanned
             && !self.phase.is_restoring()
