@@ -63,6 +63,10 @@ pub struct AlertRecord {
     pub ruling: Option<String>,
     /// The arbiter acknowledged it.
     pub acked: bool,
+    /// It reports something the arbiter must look into; `false` for
+    /// information (a claimable draw, a position restored), which the
+    /// dashboard shows after the irregularities and without the red frame.
+    pub irregularity: bool,
 }
 
 /// An arbiter action as the board's history shows it.
@@ -326,6 +330,19 @@ impl BoardState {
         ruling: Option<String>,
         out: &mut Vec<Payload>,
     ) {
+        self.raise_as(true, kind, side, message, ruling, out);
+    }
+
+    /// Raises an alert, `irregularity` or information.
+    fn raise_as(
+        &mut self,
+        irregularity: bool,
+        kind: String,
+        side: Option<Side>,
+        message: String,
+        ruling: Option<String>,
+        out: &mut Vec<Payload>,
+    ) {
         let record = AlertRecord {
             id: self.alerts.len() as u64 + 1,
             game: self.engine.games().len() - 1,
@@ -335,6 +352,7 @@ impl BoardState {
             message,
             ruling,
             acked: false,
+            irregularity,
         };
         out.push(self.payload("alert", json!(record)));
         self.alerts.push(record);
@@ -579,7 +597,8 @@ impl BoardState {
                     );
                 }
                 GameEvent::Alert { alert, .. } => {
-                    self.raise(
+                    self.raise_as(
+                        alert.kind.is_irregularity(),
                         alert.kind.as_str().to_owned(),
                         alert.side.map(Side::from),
                         alert.message,

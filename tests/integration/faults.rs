@@ -535,3 +535,99 @@ fn issue_11_missing_journal_at_start_is_an_error_unless_started_afresh() {
     d.wait_boards(30, |b| b["connection"] == "ended");
     assert!(d.get("/boards/1.pgn").body.contains("2. Nf3"));
 }
+
+// === the dashboard (item 5) ===
+
+/// The opening tag of the element with `id` in a dumped page.
+fn tag_of<'a>(dom: &'a str, id: &str) -> &'a str {
+    let at = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id} on the page:\n{dom}"));
+    let start = dom[..at].rfind('<').unwrap();
+    let end = at + dom[at..].find('>').unwrap();
+    &dom[start..=end]
+}
+
+/// The text of the element with `id` (up to its first child tag).
+fn text_after<'a>(dom: &'a str, id: &str) -> &'a str {
+    let tag = tag_of(dom, id);
+    let start = dom.find(tag).unwrap() + tag.len();
+    &dom[start..start + dom[start..].find('<').unwrap()]
+}
+
+/// In headless Chromium: a card shows its most serious open alert first
+/// (a displaced piece before the later `position_restored`), information
+/// alone (a claimable draw) does not keep the frame red, the running clock
+/// is marked, and every action that ends a game or rewrites the record asks
+/// for confirmation. The diagram keeps eight equal ranks.
+#[test]
+fn issue_11_dashboard_shows_the_most_serious_alert_and_the_running_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = crate::util::root();
+    let knocked = root.join("tests/scripts/knocked-over-piece-then-restored.board");
+    let repeated = dir.path().join("repeated.board");
+    std::fs::write(
+        &repeated,
+        "lift g1\nplace f3\nlift g8\nplace f6\nlift f3\nplace g1\nlift f6\nplace g8\nlift g1\nplace f3\nlift g8\nplace f6\nlift f3\nplace g1\nlift f6\nplace g8\n",
+    )
+    .unwrap();
+    let clocked = dir.path().join("clocked.board");
+    std::fs::write(&clocked, SCRIPT).unwrap();
+    let config = dir.path().join("event.toml");
+    let mut text = String::from("event = \"Dashboard Cup\"\n");
+    for (id, script) in [(1, &knocked), (2, &repeated), (3, &clocked)] {
+        text.push_str(&format!(
+            "[[board]]\nid = {id}\nsource = \"script:{}\"\nwhite = {{ name = \"W{id}\" }}\nblack = {{ name = \"B{id}\" }}\n",
+            script.display()
+        ));
+    }
+    std::fs::write(&config, text).unwrap();
+    let data = dir.path().join("data");
+    let d = Daemon::start(&run_args(&config, &data, "20"));
+    d.wait_boards(60, |b| b["connection"] == "ended");
+    let page = d.get("/");
+    for action in ["resign", "flag", "draw", "result", "undo", "new_game"] {
+        assert!(
+            page.body.contains(&format!("  {action}: (")),
+            "no confirmation for {action}"
+        );
+    }
+    assert!(
+        page.body.contains("grid-template-rows: repeat(8, 1fr)"),
+        "eight equal ranks"
+    );
+    let Some(browser) = crate::daemon::chromium() else {
+        eprintln!("notice: chromium is not installed; the browser half is skipped");
+        return;
+    };
+    let dom = crate::daemon::dump_dom(&browser, dir.path(), &d.addr);
+    let card1 = tag_of(&dom, "board-1");
+    assert!(card1.contains("alerting"), "{card1}");
+    let alerts = &dom[dom.find("id=\"al-1\"").unwrap()..];
+    let first = alerts
+        .find("displaced_pieces")
+        .expect("displaced_pieces shown");
+    let later = alerts
+        .find("position_restored")
+        .expect("position_restored shown");
+    assert!(first < later, "the most serious first: {alerts}");
+    let card2 = tag_of(&dom, "board-2");
+    assert!(!card2.contains("alerting"), "information only: {card2}");
+    assert!(dom.contains("threefold_claimable"), "{dom}");
+    // After 2. Nf3 and White's press, Black's clock runs.
+    assert!(
+        tag_of(&dom, "cb-3").contains("running"),
+        "{}",
+        tag_of(&dom, "cb-3")
+    );
+    assert!(!tag_of(&dom, "cw-3").contains("running"));
+    assert!(text_after(&dom, "cb-3").contains("0:04:57"));
+    // Every square of every diagram is drawn: 64 per board.
+    let squares = dom[dom.find("id=\"sq-1\"").unwrap()..]
+        .split("</div>")
+        .next()
+        .unwrap()
+        .matches("<span")
+        .count();
+    assert_eq!(squares, 64);
+}
