@@ -61,8 +61,9 @@ pub struct CentralArgs {
     /// Where the arbiters' token is kept.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// The HTTP address (port 0: any free port).
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// The HTTP address, HOST:PORT (a host name such as localhost is
+    /// resolved; port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8080", value_parser = super::parse_listen)]
     pub listen: SocketAddr,
     #[command(flatten)]
     pub lichess: super::lichess::LichessArgs,

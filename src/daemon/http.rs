@@ -9,6 +9,7 @@
 //! | `GET /boards/{id}` | one board's moves, alerts and actions (JSON) |
 //! | `GET /boards/{id}.pgn` | one board's round game, completed moves only |
 //! | `GET /events` | server-sent events; resumes after `Last-Event-ID` (or `?since=`) |
+//! | `GET /favicon.ico` | the tab icon (SVG) |
 //! | `POST /boards/{id}/actions` | an arbiter action (`Authorization: Bearer <token>`); `?confirm=retract` to remove published moves |
 
 use std::{
@@ -92,11 +93,27 @@ pub fn router(state: AppState) -> Router {
         .route("/boards/{file}", get(board))
         .route("/boards/{id}/actions", post(action))
         .route("/events", get(events))
+        .route("/favicon.ico", get(favicon))
         .with_state(state)
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, axum::Json(json!({ "error": message.into() }))).into_response()
+}
+
+/// The tab icon: a corner of a chessboard. Browsers ask for
+/// `/favicon.ico` by themselves and take an SVG served there.
+const FAVICON: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4"><rect width="4" height="4" fill="#f0d9b5"/><path fill="#b58863" d="M1 0h1v1H1zM3 0h1v1H3zM0 1h1v1H0zM2 1h1v1H2zM1 2h1v1H1zM3 2h1v1H3zM0 3h1v1H0zM2 3h1v1H2z"/></svg>"##;
+
+async fn favicon() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "image/svg+xml"),
+            (header::CACHE_CONTROL, "public, max-age=86400"),
+        ],
+        FAVICON,
+    )
+        .into_response()
 }
 
 /// The dashboard with the boards' state in it, so that the page shows the

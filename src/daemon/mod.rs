@@ -72,9 +72,9 @@ pub enum DaemonError {
         source_text: String,
         message: String,
     },
-    /// A hardware board, which this build cannot read yet.
+    /// A `serial:` board: its family is not detected, it must be named.
     #[error(
-        "board {board}: source {source_text}: serial boards are not yet supported in this build (use script: or pgn: to simulate one)"
+        "board {board}: source {source_text}: eboard does not detect a board's family yet; name it: dgt:PORT, millennium:PORT or certabo:PORT (the same port)"
     )]
     Unsupported {
         /// The board number.
@@ -565,8 +565,9 @@ pub struct ServeArgs {
     /// Where the journals and the token are kept.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// The HTTP address (port 0: any free port).
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// The HTTP address, HOST:PORT (a host name such as localhost is
+    /// resolved; port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     pub listen: SocketAddr,
     /// Simulated boards play this many times faster than their timestamps.
     #[arg(long, default_value_t = 1.0)]
@@ -691,12 +692,37 @@ pub fn spec_from_config(config: EventConfig, args: &RunArgs) -> Result<DaemonSpe
     })
 }
 
-/// Logs to standard error (`RUST_LOG` filters; default `info`).
+/// A `--listen` address: `IP:PORT`, or `HOST:PORT` with the host name
+/// resolved (its first address).
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    if text
+        .rsplit_once(':')
+        .is_none_or(|(host, _)| host.is_empty())
+    {
+        return Err(format!(
+            "'{text}': expected HOST:PORT (e.g. 127.0.0.1:8080 or localhost:8080)"
+        ));
+    }
+    let mut addrs = text
+        .to_socket_addrs()
+        .map_err(|e| format!("'{text}': {e}"))?;
+    addrs
+        .next()
+        .ok_or_else(|| format!("'{text}': the host name has no address"))
+}
+
+/// Logs to standard error (`RUST_LOG` filters; default `info`), in colour
+/// only on a terminal: a log written to a file or a pipe stays plain text.
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
 }

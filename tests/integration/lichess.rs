@@ -203,8 +203,8 @@ async fn push(
     response
 }
 
-/// A token file only its owner can read.
-fn token_file(dir: &Path, token: &str, mode: u32) -> PathBuf {
+/// A token file with `mode` (0600: only its owner can read it).
+pub(crate) fn token_file(dir: &Path, token: &str, mode: u32) -> PathBuf {
     let path = dir.join("lichess.token");
     std::fs::write(&path, format!("{token}\n")).unwrap();
     #[cfg(unix)]

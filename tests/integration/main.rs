@@ -8,6 +8,7 @@ mod faults;
 mod hostile;
 mod lichess;
 mod nats;
+mod operations;
 mod properties;
 mod rules;
 mod scripts;
