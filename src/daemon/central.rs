@@ -319,6 +319,8 @@ impl Applier {
             // numbers (which acknowledgements name) are the same on every
             // central: an alert about this central's lichess push stays in
             // its log and its push state.
+            // The central's boards play what the stream brings.
+            Command::Play { .. } => {}
             Command::Alert { kind, message } => {
                 tracing::debug!(board = id, kind, "not raised on a central: {message}");
             }

@@ -800,11 +800,22 @@ pub fn serve(
     spec: DaemonSpec,
     lichess: Option<lichess::LichessSettings>,
 ) -> Result<(), DaemonError> {
+    serve_then(spec, lichess, |_| {})
+}
+
+/// [`serve`], calling `then` on the runtime once the daemon has started
+/// (the demo starts its rounds there).
+pub fn serve_then(
+    spec: DaemonSpec,
+    lichess: Option<lichess::LichessSettings>,
+    then: impl FnOnce(&Daemon),
+) -> Result<(), DaemonError> {
     let data_dir = spec.data_dir.clone();
     runtime()?.block_on(async move {
         let daemon = start(spec).await?;
         announce(&daemon, &data_dir);
         push_to_lichess(&daemon, lichess)?;
+        then(&daemon);
         until_stopped().await;
         tracing::info!("stopping");
         Ok(())

@@ -9,8 +9,10 @@ use std::{
     time::{Duration, Instant},
 };
 
+use eboard::pgn::read_games;
+
 use crate::{
-    daemon::{Daemon, run_args},
+    daemon::{Daemon, demo_games, run_args, sans},
     lichess::token_file,
     util::root,
 };
@@ -144,4 +146,36 @@ fn issue_11_a_serial_source_asks_for_the_board_family() {
     for source in ["dgt:PORT", "millennium:PORT", "certabo:PORT"] {
         assert!(example.contains(source), "event.example.toml: {source}");
     }
+}
+
+/// The demo plays its round again once every game is over, so someone who
+/// opens the dashboard late sees live boards: each board's broadcast game
+/// becomes its second game (a new GameId), and that game is the bundled
+/// game again, played to its end.
+#[test]
+fn issue_11_the_demo_plays_its_round_again() {
+    let d = Daemon::start(&["demo", "--speed", "50"]);
+    let expected = demo_games();
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let body = d.get("/round.pgn").body;
+        let games = read_games(body.as_bytes()).unwrap();
+        let second_round_done = games.len() == expected.len()
+            && games.iter().zip(&expected).enumerate().all(|(i, (g, e))| {
+                let id = g.tags.iter().find(|(n, _)| n == "GameId");
+                id.is_some_and(|(_, v)| *v == format!("eboard-{}-2", i + 1))
+                    && sans(g) == sans(e)
+                    && g.result == e.result
+            });
+        if second_round_done {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the demo did not play its round a second time within 180 s:\n{body}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    // The boards go on: every one is playing or has played its third game.
+    d.wait_boards(120, |b| b["game"].as_u64().unwrap_or(0) >= 2);
 }
