@@ -19,7 +19,8 @@
 //! `clock <h:mm:ss> <h:mm:ss>`, `flag white|black`, `resign white|black`,
 //! `draw`, `claim white|black threefold|fifty [<uci>]`, and two extensions:
 //! `result 1-0|0-1|1/2-1/2|*` (the arbiter records a result) and
-//! `tag <Name> <value>` (a PGN tag for the current game).
+//! `tag <Name> [<value>]` (a PGN tag for the current game; no value: an
+//! empty one, as in `[Site ""]`).
 
 use std::fmt::Write as _;
 
@@ -211,8 +212,10 @@ fn parse_claim(args: &[&str]) -> Result<BoardEvent, String> {
 }
 
 fn parse_tag(args: &[&str]) -> Result<BoardEvent, String> {
-    if args.len() < 2 {
-        return Err("expected 'tag <Name> <value>'".into());
+    // An empty value is common in real files (`[Site ""]`) and is what
+    // `format_event` writes for one: the name alone.
+    if args.is_empty() {
+        return Err("expected 'tag <Name> [<value>]'".into());
     }
     let name = args[0];
     if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
@@ -316,7 +319,12 @@ pub fn format_event(event: &BoardEvent) -> String {
                 .chars()
                 .map(|c| if c.is_control() || c == '#' { ' ' } else { c })
                 .collect();
-            format!("tag {name} {}", value.trim())
+            let value = value.trim();
+            if value.is_empty() {
+                format!("tag {name}")
+            } else {
+                format!("tag {name} {value}")
+            }
         }
     }
 }
@@ -378,6 +386,10 @@ mod tests {
             one("tag White Carlsen, Magnus"),
             Ok(BoardEvent::Tag("White".into(), "Carlsen, Magnus".into()))
         );
+        // Issue 11: an empty value, as `simulate` writes `[Site ""]`.
+        let empty = BoardEvent::Tag("Site".into(), String::new());
+        assert_eq!(format_event(&empty), "tag Site");
+        assert_eq!(one(&format_event(&empty)), Ok(empty));
     }
 
     #[test]
@@ -418,7 +430,7 @@ mod tests {
             "setup 8/8/8/8/8/8/8/8 w - - 0 1",
             "teleport e2 e4",
             "result 2-0",
-            "tag White",
+            "tag",
             "tag Wh\"ite x",
             "draw now",
         ] {

@@ -15,9 +15,6 @@ pub struct SensedBoard {
     pieces: [Option<Piece>; 64],
     last_place: [u64; 64],
     last_lift: [u64; 64],
-    /// Recent touches in order, so that the squares touched since an event
-    /// are found without scanning the board.
-    log: Vec<(u64, Square)>,
 }
 
 impl SensedBoard {
@@ -29,7 +26,6 @@ impl SensedBoard {
             pieces: [None; 64],
             last_place: [0; 64],
             last_lift: [0; 64],
-            log: Vec::new(),
         }
     }
 
@@ -43,22 +39,8 @@ impl SensedBoard {
         self.pieces[sq.to_usize()]
     }
 
-    fn touch(&mut self, sq: Square, seq: u64) {
-        self.log.push((seq, sq));
-    }
-
-    /// Forgets touches up to sequence number `seq`: nothing will ask about
-    /// them again.
-    pub fn forget_until(&mut self, seq: u64) {
-        let keep = self.log.partition_point(|&(s, _)| s <= seq);
-        if keep > 0 {
-            self.log.drain(..keep);
-        }
-    }
-
     /// A piece left `sq`. Returns whether anything changed.
     pub fn lift(&mut self, sq: Square, seq: u64) -> bool {
-        self.touch(sq, seq);
         self.last_lift[sq.to_usize()] = seq;
         let changed = self.occupied.contains(sq);
         self.occupied.discard(sq);
@@ -69,7 +51,6 @@ impl SensedBoard {
 
     /// A piece was put on `sq`. Returns whether anything changed.
     pub fn place(&mut self, sq: Square, piece: Option<Piece>, seq: u64) -> bool {
-        self.touch(sq, seq);
         self.last_place[sq.to_usize()] = seq;
         let changed =
             !self.occupied.contains(sq) || (piece.is_some() && self.piece_at(sq) != piece);
@@ -110,16 +91,19 @@ impl SensedBoard {
         changed
     }
 
-    /// The squares touched by an event after sequence number `since`.
+    /// The squares touched by an event after sequence number `since`:
+    /// those whose last lift or placement came after it. A fixed cost per
+    /// call, however many touches the current move has seen (a list of
+    /// touches, scanned back to `since` at every settled state, made a long
+    /// move quadratic).
     pub fn touched_since(&self, since: u64) -> Bitboard {
-        let mut bb = Bitboard::EMPTY;
-        for &(seq, sq) in self.log.iter().rev() {
-            if seq <= since {
-                break;
-            }
-            bb.add(sq);
-        }
-        bb
+        Square::ALL
+            .into_iter()
+            .filter(|sq| {
+                let i = sq.to_usize();
+                self.last_lift[i].max(self.last_place[i]) > since
+            })
+            .collect()
     }
 
     /// The sequence number of the last event that put a piece on `sq`.
@@ -148,5 +132,27 @@ impl SensedBoard {
     /// Whether the sensors show `pos`'s board.
     pub fn shows_position<P: Position>(&self, pos: &P) -> bool {
         self.shows(pos.board())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn touched_since_names_the_squares_changed_after_an_event() {
+        let mut s = SensedBoard::showing(&Board::default());
+        s.lift(Square::E2, 5);
+        s.place(Square::E4, None, 6);
+        s.lift(Square::G1, 7);
+        s.place(Square::G1, None, 8);
+        let bb = |sqs: &[Square]| sqs.iter().copied().collect::<Bitboard>();
+        assert_eq!(
+            s.touched_since(4),
+            bb(&[Square::E2, Square::E4, Square::G1])
+        );
+        assert_eq!(s.touched_since(5), bb(&[Square::E4, Square::G1]));
+        assert_eq!(s.touched_since(7), bb(&[Square::G1]));
+        assert_eq!(s.touched_since(8), Bitboard::EMPTY);
     }
 }

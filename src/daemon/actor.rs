@@ -62,6 +62,20 @@ pub enum Command {
         /// The detail.
         reply: oneshot::Sender<serde_json::Value>,
     },
+    /// A simulated board plays these events next, from its last event's
+    /// time on (their times count from 0): the demo's next round.
+    Play {
+        /// The events.
+        events: Vec<TimedEvent>,
+    },
+    /// Raise an alert about the board from outside its events (the lichess
+    /// push): journaled, then raised like any other.
+    Alert {
+        /// The kind, snake_case.
+        kind: &'static str,
+        /// What happened.
+        message: String,
+    },
 }
 
 /// The HTTP server's handle on a board.
@@ -104,6 +118,18 @@ impl BoardHandle {
             .await
             .map_err(|_| gone())?;
         rx.await.map_err(|_| gone())?
+    }
+
+    /// Has a simulated board play `events` next (see [`Command::Play`]);
+    /// `false` when the board has stopped.
+    pub async fn play(&self, events: Vec<TimedEvent>) -> bool {
+        self.tx.send(Command::Play { events }).await.is_ok()
+    }
+
+    /// Raises an alert on the board (journaled first, like an action);
+    /// `false` when the board has stopped.
+    pub async fn alert(&self, kind: &'static str, message: String) -> bool {
+        self.tx.send(Command::Alert { kind, message }).await.is_ok()
     }
 
     /// The board's detail (moves, alerts, actions, PGN).
@@ -277,6 +303,34 @@ impl Actor {
             } => {
                 let result = self.action(action, confirmed).await;
                 let _ = reply.send(result);
+            }
+            Command::Play { events } if !self.sim.live => {
+                // The board's time goes on from its last event: the new
+                // events are shifted to start there, and played from now.
+                let base = self.state.last_at();
+                let events = events
+                    .into_iter()
+                    .map(|e| TimedEvent {
+                        at: base + e.at,
+                        event: e.event,
+                    })
+                    .collect();
+                self.sim.events = Arc::new(events);
+                self.sim.next = 0;
+                self.sim.anchor = (Instant::now(), base);
+            }
+            Command::Play { .. } => {}
+            Command::Alert { kind, message } => {
+                // A board whose journal failed takes nothing more; the log
+                // has the alert's reason from its sender.
+                if !self.failed {
+                    let at = self.state.last_at();
+                    let entry = Entry::Alert {
+                        kind: kind.to_owned(),
+                        message,
+                    };
+                    self.write_apply(entry, at, std::time::Instant::now()).await;
+                }
             }
         }
     }

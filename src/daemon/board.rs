@@ -48,8 +48,10 @@ pub struct AlertRecord {
     pub id: u64,
     /// The game (index in the board's session, from 0).
     pub game: usize,
-    /// The kind, snake_case (the engine's kinds, and `rejected_event` for a
-    /// board event the engine could not apply).
+    /// The kind, snake_case (the engine's kinds; `rejected_event` for a
+    /// board event the engine could not apply; `duplicate_board` on a
+    /// central; `lichess_push_failed` and `lichess_game_rejected` from the
+    /// lichess push).
     pub kind: String,
     /// Half-moves recorded when it was raised.
     pub ply: usize,
@@ -204,6 +206,9 @@ impl BoardState {
             Entry::Connection { state } => {
                 self.connection = *state;
                 extra.push(self.payload("connection", json!({ "state": state.as_str() })));
+            }
+            Entry::Alert { kind, message } => {
+                self.raise(kind.clone(), None, message.clone(), None, &mut extra);
             }
             Entry::Action { action } => {
                 self.apply_action(action, line.at, &mut extra);
@@ -867,5 +872,34 @@ mod tests {
         let bad = serde_json::from_str::<Action>(r#"{"action":"result","result":"2-0"}"#);
         let err = bad.unwrap_err().to_string();
         assert!(err.contains("'2-0' is not a result"), "{err}");
+    }
+
+    /// Issue 12: an alert from outside the board's events (lichess refused
+    /// its game) is a journal line, applied like the others: a replay
+    /// numbers the alerts alike, so an acknowledgement names the same alert
+    /// after a restart.
+    #[test]
+    fn a_journaled_alert_is_raised_and_acknowledged() {
+        let alert_line = |s: &BoardState, kind: &str| JournalLine {
+            seq: s.seq() + 1,
+            g: 0,
+            at: s.last_at(),
+            entry: Entry::Alert {
+                kind: kind.into(),
+                message: "lichess refused it".into(),
+            },
+        };
+        let mut live = state();
+        let line = alert_line(&live, "lichess_game_rejected");
+        let out = live.apply(&line);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].kind, "alert");
+        let record = &live.alerts()[0];
+        assert_eq!(
+            (record.id, record.kind.as_str(), record.message.as_str()),
+            (1, "lichess_game_rejected", "lichess refused it")
+        );
+        act(&mut live, Action::Ack { alert: 1 });
+        assert!(live.alerts()[0].acked);
     }
 }

@@ -61,8 +61,9 @@ pub struct CentralArgs {
     /// Where the arbiters' token is kept.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// The HTTP address (port 0: any free port).
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// The HTTP address, HOST:PORT (a host name such as localhost is
+    /// resolved; port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8080", value_parser = super::parse_listen)]
     pub listen: SocketAddr,
     #[command(flatten)]
     pub lichess: super::lichess::LichessArgs,
@@ -313,6 +314,15 @@ impl Applier {
                     obj.insert("node".into(), json!(b.node));
                 }
                 let _ = reply.send(detail);
+            }
+            // A central's alerts come from the stream only, so that alert
+            // numbers (which acknowledgements name) are the same on every
+            // central: an alert about this central's lichess push stays in
+            // its log and its push state.
+            // The central's boards play what the stream brings.
+            Command::Play { .. } => {}
+            Command::Alert { kind, message } => {
+                tracing::debug!(board = id, kind, "not raised on a central: {message}");
             }
             Command::Action {
                 action,
@@ -619,7 +629,14 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
     }
     let (listener, addr) = super::bind(spec.listen).await?;
     let handles = Arc::new(handles);
-    let lichess = super::serve_http(listener, &handles, &hub, &token, &spec.round);
+    let lichess = super::serve_http(
+        listener,
+        &handles,
+        &hub,
+        &token,
+        &spec.round,
+        super::http::MAX_EVENT_STREAMS,
+    );
     Ok(Daemon {
         addr,
         hub,

@@ -6,8 +6,14 @@
 //! player puts his king on a square it cannot reach and presses the clock (a
 //! completed illegal move, Art. 7.5.1), then puts the king back; on board 6
 //! a piece is knocked off its square for a few seconds (Art. 7.4).
+//!
+//! The round plays in a loop, so that the dashboard is live whenever
+//! someone opens it: once every board has played its game to the end, and
+//! after a pause to look at the final positions, each board starts a new
+//! game (the arbiter's `new_game`, journaled as such) and plays the same
+//! game again with another seed (other timing and noise).
 
-use std::{path::PathBuf, sync::Arc};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use shakmaty::{Bitboard, Chess, Position, Role, Square};
 
@@ -19,8 +25,12 @@ use crate::{
 };
 
 use super::{
-    BoardSpec, DaemonError, DaemonSpec, ServeArgs, actor::Feed, board::RoundInfo, config::Player,
-    init_tracing, serve, sim_options,
+    BoardSpec, Daemon, DaemonError, DaemonSpec, ServeArgs,
+    action::Action,
+    actor::{BoardHandle, Feed},
+    board::RoundInfo,
+    config::Player,
+    init_tracing, serve_then, sim_options,
 };
 
 /// The bundled games, one per board.
@@ -119,22 +129,39 @@ pub fn inject(
     events.splice(at..at, inserted);
 }
 
-/// The demo's boards: ids 1 to 8, one bundled game each.
-pub fn demo_boards() -> Result<Vec<BoardSpec>, DaemonError> {
-    let games = read_games(DEMO_PGN.as_bytes()).map_err(|e| DaemonError::Source {
+/// How long the final positions of a round stay on the boards before the
+/// next round starts (board time: divided by `--speed`).
+const ROUND_PAUSE: Duration = Duration::from_secs(20);
+
+/// The bundled games.
+fn demo_games() -> Result<Vec<ImportedGame>, DaemonError> {
+    read_games(DEMO_PGN.as_bytes()).map_err(|e| DaemonError::Source {
         board: 0,
         source_text: "pgn/demo-round.pgn (bundled)".into(),
         message: e.to_string(),
-    })?;
+    })
+}
+
+/// What board `id` plays in round `round` (from 0): its game, simulated
+/// with a seed of its own for each round, with the board's incident.
+pub fn demo_events(id: u32, game: &ImportedGame, round: u64) -> Vec<TimedEvent> {
+    let seed = u64::from(id) + 1000 * round;
+    let mut events = simulate(std::slice::from_ref(game), &sim_options(seed));
+    match id {
+        3 => inject(&mut events, game, 10, Incident::IllegalKingMove),
+        6 => inject(&mut events, game, 12, Incident::KnockedOverPiece),
+        _ => {}
+    }
+    events
+}
+
+/// The demo's boards: ids 1 to 8, one bundled game each.
+pub fn demo_boards() -> Result<Vec<BoardSpec>, DaemonError> {
+    let games = demo_games()?;
     let mut boards = Vec::new();
     for (i, game) in games.iter().enumerate() {
         let id = i as u32 + 1;
-        let mut events = simulate(std::slice::from_ref(game), &sim_options(u64::from(id)));
-        match id {
-            3 => inject(&mut events, game, 10, Incident::IllegalKingMove),
-            6 => inject(&mut events, game, 12, Incident::KnockedOverPiece),
-            _ => {}
-        }
+        let events = demo_events(id, game, 0);
         let tag = |name: &str| {
             game.tags
                 .iter()
@@ -192,6 +219,7 @@ pub fn demo_spec(serve: &ServeArgs, data_dir: PathBuf) -> Result<DaemonSpec, Dae
         listen: serve.listen,
         speed: serve.speed,
         probe: false,
+        max_event_streams: serve.max_event_streams,
     })
 }
 
@@ -215,7 +243,42 @@ pub fn run(args: &DemoArgs) -> Result<(), DaemonError> {
     let spec = demo_spec(&args.serve, data_dir)?;
     let ids: Vec<u32> = spec.boards.iter().map(|b| b.id).collect();
     let push = super::lichess::LichessSettings::resolve(None, &args.lichess, &ids)?;
-    serve(spec, push)
+    let speed = spec.speed;
+    let games = demo_games()?;
+    serve_then(spec, push, |daemon: &Daemon| {
+        tokio::spawn(play_rounds(Arc::clone(&daemon.boards), games, speed));
+    })
+}
+
+/// Whether every board has played all its events.
+fn round_over(boards: &[BoardHandle]) -> bool {
+    boards
+        .iter()
+        .all(|b| b.snapshot().summary["connection"] == "ended")
+}
+
+/// Starts a new round each time every board has played its game to the
+/// end, until the daemon stops.
+async fn play_rounds(boards: Arc<Vec<BoardHandle>>, games: Vec<ImportedGame>, speed: f64) {
+    let pause = ROUND_PAUSE.div_f64(speed);
+    for round in 1.. {
+        while !round_over(&boards) {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        tokio::time::sleep(pause).await;
+        tracing::info!(round = round + 1, "the demo starts its round again");
+        for (b, game) in boards.iter().zip(&games) {
+            // A board that takes no action (its journal failed) sits out.
+            // The demo is its own arbiter: it confirms what it asks.
+            if b.act(Action::NewGame, true).await.is_ok() {
+                b.play(demo_events(b.id, game, round)).await;
+            }
+        }
+        // The boards report the new round once they start playing it.
+        while round_over(&boards) {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -129,6 +129,7 @@ fn hall_specs(args: &HallsLoadArgs, dir: &std::path::Path, stream: &str) -> (Vec
                 listen: ([127, 0, 0, 1], 0).into(),
                 speed,
                 probe: true,
+                max_event_streams: super::http::MAX_EVENT_STREAMS,
             },
             journals,
             NatsSettings {

@@ -9,6 +9,7 @@
 //! | `GET /boards/{id}` | one board's moves, alerts and actions (JSON) |
 //! | `GET /boards/{id}.pgn` | one board's round game, completed moves only |
 //! | `GET /events` | server-sent events; resumes after `Last-Event-ID` (or `?since=`) |
+//! | `GET /favicon.ico` | the tab icon (SVG) |
 //! | `POST /boards/{id}/actions` | an arbiter action (`Authorization: Bearer <token>`); `?confirm=retract` to remove published moves |
 
 use std::{
@@ -59,11 +60,14 @@ pub struct AppState {
     pub title: Arc<str>,
     /// Permits for concurrent event streams; none left: 503.
     pub streams: Arc<tokio::sync::Semaphore>,
+    /// How many permits there are (for the 503's message).
+    pub max_streams: usize,
     /// The state of the pushes to lichess.
     pub lichess: Arc<PushStatus>,
 }
 
-/// How many event streams may be open at once (`/events` answers 503 past it).
+/// How many event streams may be open at once by default (`/events`
+/// answers 503 past it; `--max-event-streams` changes it).
 pub const MAX_EVENT_STREAMS: usize = 1_000;
 
 /// The largest action body: an action is a few hundred bytes of JSON.
@@ -89,11 +93,27 @@ pub fn router(state: AppState) -> Router {
         .route("/boards/{file}", get(board))
         .route("/boards/{id}/actions", post(action))
         .route("/events", get(events))
+        .route("/favicon.ico", get(favicon))
         .with_state(state)
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, axum::Json(json!({ "error": message.into() }))).into_response()
+}
+
+/// The tab icon: a corner of a chessboard. Browsers ask for
+/// `/favicon.ico` by themselves and take an SVG served there.
+const FAVICON: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4"><rect width="4" height="4" fill="#f0d9b5"/><path fill="#b58863" d="M1 0h1v1H1zM3 0h1v1H3zM0 1h1v1H0zM2 1h1v1H2zM1 2h1v1H1zM3 2h1v1H3zM0 3h1v1H0zM2 3h1v1H2z"/></svg>"##;
+
+async fn favicon() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "image/svg+xml"),
+            (header::CACHE_CONTROL, "public, max-age=86400"),
+        ],
+        FAVICON,
+    )
+        .into_response()
 }
 
 /// The dashboard with the boards' state in it, so that the page shows the
@@ -354,7 +374,10 @@ async fn events(
     let Ok(permit) = Arc::clone(&app.streams).try_acquire_owned() else {
         let mut r = error(
             StatusCode::SERVICE_UNAVAILABLE,
-            format!("{MAX_EVENT_STREAMS} event streams are open already; retry later"),
+            format!(
+                "{} event streams are open already; retry later",
+                app.max_streams
+            ),
         );
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("10"));

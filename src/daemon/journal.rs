@@ -26,7 +26,10 @@
 //!   `board`, `press`, `clock`, `flag`, `resign`, `draw`, `claim`,
 //!   `result`, `tag`), `tick` (time passed with no event and the engine read
 //!   a settled board state), `action` (an arbiter action, as posted to
-//!   `/boards/{id}/actions`) or `connection` (the board's link changed).
+//!   `/boards/{id}/actions`), `connection` (the board's link changed) or
+//!   `alert` (an alert the daemon raised about the board from outside its
+//!   events, such as lichess refusing its game: journaled so that alert
+//!   numbers, which acknowledgements name, survive a restart).
 //!
 //! A line cut short by a crash (the last line, without its newline or not
 //! parseable) is dropped with a warning and cut from the file; a line that
@@ -77,6 +80,14 @@ pub enum Entry {
         /// The new state.
         state: Connection,
     },
+    /// An alert the daemon raised about the board from outside its events
+    /// (the broadcast: lichess refused the token or the board's game).
+    Alert {
+        /// The alert's kind, snake_case (`lichess_push_failed`, ...).
+        kind: String,
+        /// What happened.
+        message: String,
+    },
 }
 
 /// The daemon's own records, as written.
@@ -86,6 +97,7 @@ enum Record {
     Tick,
     Action { action: Action },
     Connection { state: Connection },
+    Alert { kind: String, message: String },
 }
 
 impl Serialize for Entry {
@@ -98,6 +110,11 @@ impl Serialize for Entry {
             }
             .serialize(s),
             Entry::Connection { state } => Record::Connection { state: *state }.serialize(s),
+            Entry::Alert { kind, message } => Record::Alert {
+                kind: kind.clone(),
+                message: message.clone(),
+            }
+            .serialize(s),
         }
     }
 }
@@ -108,7 +125,7 @@ impl<'de> Deserialize<'de> for Entry {
         let value = serde_json::Value::deserialize(d)?;
         let record = matches!(
             value.get("type").and_then(serde_json::Value::as_str),
-            Some("tick" | "action" | "connection")
+            Some("tick" | "action" | "connection" | "alert")
         );
         if record {
             Ok(
@@ -116,6 +133,7 @@ impl<'de> Deserialize<'de> for Entry {
                     Record::Tick => Entry::Tick,
                     Record::Action { action } => Entry::Action { action },
                     Record::Connection { state } => Entry::Connection { state },
+                    Record::Alert { kind, message } => Entry::Alert { kind, message },
                 },
             )
         } else {
@@ -410,6 +428,7 @@ mod tests {
             r#"{"seq":15,"g":15,"at":2200,"type":"result","result":"1/2-1/2"}"#,
             r#"{"seq":16,"g":16,"at":2300,"type":"action","action":{"action":"result","result":"0-1","note":"forfeit"}}"#,
             r#"{"seq":17,"g":17,"at":2400,"type":"action","action":{"action":"undo"}}"#,
+            r#"{"seq":18,"g":18,"at":2400,"type":"alert","kind":"lichess_game_rejected","message":"lichess refused it"}"#,
         ];
         for text in lines {
             let line: JournalLine =

@@ -8,23 +8,22 @@
 //! plus more. One task per lichess round ("slice" of at most 100 boards,
 //! lichess's limit per push and per round) follows the hub: it keeps only
 //! the latest state to send, pushes at most once a second, retries with
-//! backoff on timeouts and 5xx, and stops for good on 401/403 (a bad or
-//! revoked token). The state of every slice is kept in [`PushStatus`] for
-//! `GET /boards` and the dashboard.
+//! backoff on timeouts and 5xx, waits a minute after a 429 (lichess's rule
+//! for its API), and stops for good on 401/403 (a bad or revoked token).
+//! The state of every slice is kept in [`PushStatus`] for `GET /boards` and
+//! the dashboard; a refused token and a game lichess refuses are also
+//! alerts on the boards concerned ([`PUSH_FAILED`], [`GAME_REJECTED`]).
 //!
 //! It reads only [`BoardHandle`] snapshots and the [`Hub`], so `run`,
 //! `demo` and a central can all push.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     fmt,
     ops::RangeInclusive,
     path::{Path, PathBuf},
     str::FromStr,
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::{Arc, Mutex, OnceLock},
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
@@ -43,6 +42,15 @@ const MIN_INTERVAL: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How long one push may take (lichess gives up on a queued push after 10 s).
 const TIMEOUT: Duration = Duration::from_secs(15);
+/// The pause after a 429 that names none: lichess asks API clients to wait
+/// a full minute.
+const RATE_LIMIT_PAUSE: Duration = Duration::from_secs(60);
+
+/// The alert raised on every board of a lichess round when pushing stops
+/// (lichess refused the token).
+pub const PUSH_FAILED: &str = "lichess_push_failed";
+/// The alert raised on a board whose game lichess refused in its answer.
+pub const GAME_REJECTED: &str = "lichess_game_rejected";
 
 /// A set of board numbers: `1-100`, `101-200`, `1-4,11-15`, `7`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,6 +162,9 @@ pub struct LichessArgs {
     /// The file holding the lichess API token (study:write scope; mode 0600).
     #[arg(long, value_name = "FILE")]
     pub lichess_token_file: Option<PathBuf>,
+    /// How long one push may take, in ms (default 15 000; for tests).
+    #[arg(long, value_name = "MS", hide = true)]
+    pub lichess_timeout_ms: Option<u64>,
 }
 
 /// One lichess round and the boards it shows (`None`: all).
@@ -180,6 +191,8 @@ pub struct LichessSettings {
     pub token: String,
     /// The rounds to push.
     pub slices: Vec<Slice>,
+    /// How long one push may take.
+    pub timeout: Duration,
 }
 
 impl fmt::Debug for LichessSettings {
@@ -188,6 +201,7 @@ impl fmt::Debug for LichessSettings {
         f.debug_struct("LichessSettings")
             .field("url", &self.url)
             .field("slices", &self.slices)
+            .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -270,7 +284,15 @@ impl LichessSettings {
             ));
         };
         let token = read_token_file(&token_file)?;
-        Ok(Some(LichessSettings { url, token, slices }))
+        let timeout = args
+            .lichess_timeout_ms
+            .map_or(TIMEOUT, Duration::from_millis);
+        Ok(Some(LichessSettings {
+            url,
+            token,
+            slices,
+            timeout,
+        }))
     }
 }
 
@@ -318,10 +340,12 @@ pub fn read_token_file(path: &Path) -> Result<String, DaemonError> {
 }
 
 /// A game lichess refused, from its answer to a push.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct GameError {
     /// The board, when the answer's tags name it.
     pub board: Option<u32>,
+    /// The game's `GameId`, when the answer's tags have it.
+    pub game: Option<String>,
     /// lichess's reason.
     pub error: String,
 }
@@ -414,18 +438,31 @@ struct AnswerGame {
 /// Why a push failed.
 #[derive(Debug)]
 enum Failure {
-    /// Try again later: a timeout, no connection, a 5xx or 429.
+    /// Try again later: a timeout, no connection, a 5xx.
     Retry(String),
+    /// Too many requests (429): try again after this pause.
+    RateLimited(String, Duration),
     /// lichess refused the token (401, 403): stop.
     Auth(String),
     /// lichess refused the PGN (another 4xx): wait for the next change.
     Refused(String),
 }
 
-/// The board a game of lichess's answer is about, from its tags.
+/// The board a game of lichess's answer is about, from its tags: its
+/// `GameId` (`eboard-<board>-<game>`), else its `Round` (`<round>.<board>`).
 fn board_of(tags: &HashMap<String, String>) -> Option<u32> {
-    let id = tags.get("GameId")?;
-    id.strip_prefix("eboard-")?.split('-').next()?.parse().ok()
+    let by_id = tags
+        .get("GameId")
+        .and_then(|id| id.strip_prefix("eboard-")?.split('-').next()?.parse().ok());
+    by_id.or_else(|| tags.get("Round")?.rsplit_once('.')?.1.parse().ok())
+}
+
+/// The pause a 429 asks for: its `Retry-After` in seconds, else a minute.
+fn rate_limit_pause(retry_after: Option<&str>) -> Duration {
+    retry_after
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(RATE_LIMIT_PAUSE, Duration::from_secs)
+        .clamp(MIN_INTERVAL, Duration::from_secs(600))
 }
 
 /// The short reason of an error answer (`{"error": "..."}` or the text).
@@ -455,8 +492,22 @@ async fn post(
         .body(body)
         .send()
         .await
-        .map_err(|e| Failure::Retry(format!("{url}: {e}")))?;
+        .map_err(|e| {
+            Failure::Retry(if e.is_timeout() {
+                format!(
+                    "{url}: no answer within {} s",
+                    settings.timeout.as_secs_f64()
+                )
+            } else {
+                format!("{url}: {e}")
+            })
+        })?;
     let status = sent.status();
+    let retry_after = sent
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let text = sent
         .text()
         .await
@@ -469,6 +520,7 @@ async fn post(
             .filter_map(|g| {
                 g.error.map(|error| GameError {
                     board: board_of(&g.tags),
+                    game: g.tags.get("GameId").cloned(),
                     error,
                 })
             })
@@ -477,7 +529,8 @@ async fn post(
     let why = reason(status, &text);
     Err(match status.as_u16() {
         401 | 403 => Failure::Auth(why),
-        429 | 500..=599 => Failure::Retry(why),
+        429 => Failure::RateLimited(why, rate_limit_pause(retry_after.as_deref())),
+        500..=599 => Failure::Retry(why),
         _ => Failure::Refused(why),
     })
 }
@@ -492,7 +545,7 @@ pub fn spawn(
 ) -> Result<(), DaemonError> {
     let client = reqwest::Client::builder()
         .user_agent(concat!("eboard/", env!("CARGO_PKG_VERSION")))
-        .timeout(TIMEOUT)
+        .timeout(settings.timeout)
         .build()
         .map_err(|e| usage(format!("lichess client: {e}")))?;
     *status.lock() = settings
@@ -508,7 +561,7 @@ pub fn spawn(
         })
         .collect();
     let settings = Arc::new(settings);
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(OnceLock::new());
     for i in 0..settings.slices.len() {
         let pusher = Pusher {
             i,
@@ -518,6 +571,7 @@ pub fn spawn(
             hub: Arc::clone(&hub),
             status: Arc::clone(&status),
             stop: Arc::clone(&stop),
+            alerted: HashSet::new(),
         };
         tokio::spawn(pusher.run());
     }
@@ -537,19 +591,24 @@ struct Pusher {
     boards: Arc<Vec<BoardHandle>>,
     hub: Arc<Hub>,
     status: Arc<PushStatus>,
-    /// Set when lichess refused the token: every round stops.
-    stop: Arc<AtomicBool>,
+    /// Set, with lichess's reason, when lichess refused the token: every
+    /// round stops.
+    stop: Arc<OnceLock<String>>,
+    /// The refused games already alerted on: a game lichess goes on
+    /// refusing is one alert, not one per push.
+    alerted: HashSet<GameError>,
 }
 
 impl Pusher {
-    async fn run(self) {
-        let slice = &self.settings.slices[self.i];
+    async fn run(mut self) {
+        let settings = Arc::clone(&self.settings);
+        let slice = &settings.slices[self.i];
         let mut wake = self.hub.subscribe(None).live;
         let mut pushed: Option<String> = None;
         let mut backoff = Duration::ZERO;
         loop {
-            if self.stop.load(Ordering::Relaxed) {
-                self.status.update(self.i, |s| s.stopped = true);
+            if let Some(why) = self.stop.get() {
+                self.stop_pushing(slice, why).await;
                 return;
             }
             // Only the latest state is sent: it is read afresh each time.
@@ -559,14 +618,7 @@ impl Pusher {
                 match post(&self.client, &self.settings, &slice.round, body.clone()).await {
                     Ok(errors) => {
                         backoff = Duration::ZERO;
-                        for e in &errors {
-                            tracing::warn!(
-                                round = slice.round,
-                                board = e.board,
-                                "lichess refused a game: {}",
-                                e.error
-                            );
-                        }
+                        self.alert_refused_games(slice, &errors).await;
                         self.status.update(self.i, |s| {
                             s.pushes += 1;
                             s.games = games;
@@ -581,19 +633,17 @@ impl Pusher {
                             round = slice.round,
                             "lichess refused the token ({why}); pushing stopped: check the token's study:write scope and that its owner is a contributor of the broadcast"
                         );
-                        self.failed(why, true);
-                        self.stop.store(true, Ordering::Relaxed);
-                        return;
+                        // The first refusal names the reason for every round.
+                        let _ = self.stop.set(why);
+                        continue;
                     }
                     Err(Failure::Retry(why)) => {
                         backoff = (backoff * 2).clamp(MIN_INTERVAL, MAX_BACKOFF);
-                        tracing::warn!(
-                            round = slice.round,
-                            "lichess push failed ({why}); retrying in {} s",
-                            backoff.as_secs()
-                        );
-                        self.failed(why, false);
-                        tokio::time::sleep(backoff).await;
+                        self.retry_after(slice, why, backoff).await;
+                        continue;
+                    }
+                    Err(Failure::RateLimited(why, pause)) => {
+                        self.retry_after(slice, why, pause).await;
                         continue;
                     }
                     Err(Failure::Refused(why)) => {
@@ -616,12 +666,75 @@ impl Pusher {
         }
     }
 
+    async fn retry_after(&self, slice: &Slice, why: String, pause: Duration) {
+        tracing::warn!(
+            round = slice.round,
+            "lichess push failed ({why}); retrying in {} s",
+            pause.as_secs()
+        );
+        self.failed(why, false);
+        tokio::time::sleep(pause).await;
+    }
+
     fn failed(&self, why: String, stopped: bool) {
         self.status.update(self.i, |s| {
             s.last_error = Some(why);
             s.last_error_ms = Some(now_ms());
             s.stopped |= stopped;
         });
+    }
+
+    /// Marks the round stopped and tells the arbiters on each of its boards:
+    /// from now on viewers see none of their moves.
+    async fn stop_pushing(&self, slice: &Slice, why: &str) {
+        self.failed(why.to_owned(), true);
+        let message = format!(
+            "pushing to lichess round {} stopped: lichess refused the token ({why}); viewers see no new moves of this board. Check that the token has the study:write scope and that its owner is a contributor of the broadcast, then restart the daemon.",
+            slice.round
+        );
+        for b in self.boards.iter().filter(|b| slice.has(b.id)) {
+            b.alert(PUSH_FAILED, message.clone()).await;
+        }
+    }
+
+    /// An alert on the board of each game lichess refused, once per game
+    /// and reason (also across a restart, while the alert is open).
+    async fn alert_refused_games(&mut self, slice: &Slice, errors: &[GameError]) {
+        for e in errors {
+            if !self.alerted.insert(e.clone()) {
+                continue;
+            }
+            tracing::warn!(
+                round = slice.round,
+                board = e.board,
+                game = e.game,
+                "lichess refused a game: {}",
+                e.error
+            );
+            let Some(board) = e
+                .board
+                .filter(|&id| slice.has(id))
+                .and_then(|id| self.boards.iter().find(|b| b.id == id))
+            else {
+                continue;
+            };
+            let message = format!(
+                "lichess round {} refused the game {} of board {}: {}; viewers do not see it until it is fixed",
+                slice.round,
+                e.game.as_deref().unwrap_or("without a GameId"),
+                board.id,
+                e.error
+            );
+            let open = board.snapshot().summary["open_alerts"]
+                .as_array()
+                .is_some_and(|open| {
+                    open.iter()
+                        .any(|a| a["kind"] == GAME_REJECTED && a["message"] == message.as_str())
+                });
+            if !open {
+                board.alert(GAME_REJECTED, message).await;
+            }
+        }
     }
 }
 
@@ -645,6 +758,7 @@ mod tests {
             lichess_url: Some("http://127.0.0.1:1/".into()),
             lichess_round: Some(round.into()),
             lichess_token_file: Some(token.to_owned()),
+            lichess_timeout_ms: None,
         }
     }
 
@@ -735,10 +849,23 @@ mod tests {
     }
 
     #[test]
+    fn a_429_waits_a_minute_unless_told_otherwise() {
+        // lichess's API rule: after a 429, wait a full minute.
+        assert_eq!(rate_limit_pause(None), Duration::from_secs(60));
+        assert_eq!(rate_limit_pause(Some("junk")), Duration::from_secs(60));
+        assert_eq!(rate_limit_pause(Some("5")), Duration::from_secs(5));
+        assert_eq!(rate_limit_pause(Some("0")), MIN_INTERVAL);
+        assert_eq!(rate_limit_pause(Some("99999")), Duration::from_secs(600));
+    }
+
+    #[test]
     fn refused_games_name_their_board() {
         let tags = HashMap::from([("GameId".to_owned(), "eboard-17-2".to_owned())]);
         assert_eq!(board_of(&tags), Some(17));
         assert_eq!(board_of(&HashMap::new()), None);
+        // Without a GameId, the board of `Round` (`<round>.<board>`).
+        let tags = HashMap::from([("Round".to_owned(), "3.42".to_owned())]);
+        assert_eq!(board_of(&tags), Some(42));
         let r = reason(
             reqwest::StatusCode::UNAUTHORIZED,
             r#"{"error":"No such token"}"#,

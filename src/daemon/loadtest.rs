@@ -231,6 +231,7 @@ pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
             .map_err(|_| DaemonError::Usage("address".into()))?,
         speed,
         probe: true,
+        max_event_streams: super::http::MAX_EVENT_STREAMS,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

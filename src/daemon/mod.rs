@@ -72,9 +72,9 @@ pub enum DaemonError {
         source_text: String,
         message: String,
     },
-    /// A hardware board, which this build cannot read yet.
+    /// A `serial:` board: its family is not detected, it must be named.
     #[error(
-        "board {board}: source {source_text}: serial boards are not yet supported in this build (use script: or pgn: to simulate one)"
+        "board {board}: source {source_text}: eboard does not detect a board's family yet; name it: dgt:PORT, millennium:PORT or certabo:PORT (the same port)"
     )]
     Unsupported {
         /// The board number.
@@ -158,6 +158,8 @@ pub struct DaemonSpec {
     pub speed: f64,
     /// Keep when each input entered (the load test's latency probe).
     pub probe: bool,
+    /// How many event streams (`GET /events`) may be open at once.
+    pub max_event_streams: usize,
 }
 
 /// A running daemon.
@@ -408,7 +410,14 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         .map(|(state, journal, feed)| actor::spawn(state, journal, Arc::clone(&hub), feed, opts))
         .collect();
     let boards = Arc::new(boards);
-    let lichess = serve_http(listener, &boards, &hub, &token, &spec.round);
+    let lichess = serve_http(
+        listener,
+        &boards,
+        &hub,
+        &token,
+        &spec.round,
+        spec.max_event_streams,
+    );
     Ok(Daemon {
         addr,
         hub,
@@ -442,6 +451,7 @@ fn serve_http(
     hub: &Arc<Hub>,
     token: &str,
     round: &RoundInfo,
+    max_event_streams: usize,
 ) -> Arc<lichess::PushStatus> {
     let lichess = Arc::new(lichess::PushStatus::default());
     let index: HashMap<u32, usize> = boards.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
@@ -451,7 +461,8 @@ fn serve_http(
         hub: Arc::clone(hub),
         token: token.into(),
         title: format!("{}, round {}", round.event, round.round).into(),
-        streams: Arc::new(tokio::sync::Semaphore::new(http::MAX_EVENT_STREAMS)),
+        streams: Arc::new(tokio::sync::Semaphore::new(max_event_streams)),
+        max_streams: max_event_streams,
         lichess: Arc::clone(&lichess),
     };
     let router = http::router(app);
@@ -465,12 +476,17 @@ pub struct ServeArgs {
     /// Where the journals and the token are kept.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
-    /// The HTTP address (port 0: any free port).
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// The HTTP address, HOST:PORT (a host name such as localhost is
+    /// resolved; port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     pub listen: SocketAddr,
     /// Simulated boards play this many times faster than their timestamps.
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
+    /// How many event streams (`GET /events`, the dashboards and other
+    /// live clients) may be open at once; more are answered 503.
+    #[arg(long, default_value_t = http::MAX_EVENT_STREAMS, value_name = "N")]
+    pub max_event_streams: usize,
 }
 
 /// `eboard run`: the daemon for one event round.
@@ -577,15 +593,41 @@ pub fn spec_from_config(config: EventConfig, args: &RunArgs) -> Result<DaemonSpe
         listen: args.serve.listen,
         speed: args.serve.speed,
         probe: false,
+        max_event_streams: args.serve.max_event_streams,
     })
 }
 
-/// Logs to standard error (`RUST_LOG` filters; default `info`).
+/// A `--listen` address: `IP:PORT`, or `HOST:PORT` with the host name
+/// resolved (its first address).
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    if text
+        .rsplit_once(':')
+        .is_none_or(|(host, _)| host.is_empty())
+    {
+        return Err(format!(
+            "'{text}': expected HOST:PORT (e.g. 127.0.0.1:8080 or localhost:8080)"
+        ));
+    }
+    let mut addrs = text
+        .to_socket_addrs()
+        .map_err(|e| format!("'{text}': {e}"))?;
+    addrs
+        .next()
+        .ok_or_else(|| format!("'{text}': the host name has no address"))
+}
+
+/// Logs to standard error (`RUST_LOG` filters; default `info`), in colour
+/// only on a terminal: a log written to a file or a pipe stays plain text.
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
 }
@@ -663,11 +705,22 @@ pub fn serve(
     spec: DaemonSpec,
     lichess: Option<lichess::LichessSettings>,
 ) -> Result<(), DaemonError> {
+    serve_then(spec, lichess, |_| {})
+}
+
+/// [`serve`], calling `then` on the runtime once the daemon has started
+/// (the demo starts its rounds there).
+pub fn serve_then(
+    spec: DaemonSpec,
+    lichess: Option<lichess::LichessSettings>,
+    then: impl FnOnce(&Daemon),
+) -> Result<(), DaemonError> {
     let data_dir = spec.data_dir.clone();
     runtime()?.block_on(async move {
         let daemon = start(spec).await?;
         announce(&daemon, &data_dir);
         push_to_lichess(&daemon, lichess)?;
+        then(&daemon);
         until_stopped().await;
         tracing::info!("stopping");
         Ok(())

@@ -7,6 +7,7 @@ use shakmaty::{ByColor, Color, Position, Square};
 use super::{Engine, GameEvent};
 use crate::{
     event::{Millis, Seconds},
+    game::Termination,
     matcher::{Explanation, explain},
 };
 
@@ -19,10 +20,13 @@ pub struct Clock {
     pub pending_press: ByColor<bool>,
     /// The last times reported, White's and Black's.
     pub last: Option<(Seconds, Seconds)>,
+    /// The player who pressed last (whose clock stands still).
+    pub last_press: Option<Color>,
 }
 
 impl Engine {
     pub(super) fn press(&mut self, color: Color, t: Millis) {
+        self.clock.last_press = Some(color);
         let game = self.game();
         if game.is_over() {
             return;
@@ -116,6 +120,32 @@ impl Engine {
                 at,
             });
         }
+    }
+
+    /// Whether a clock report still belongs to the game's record. A
+    /// finished game's record is final (issue 11): a clock that goes on
+    /// reporting after a resignation, an agreement, a flag or an arbiter's
+    /// result changes nothing in it. Only a game ended by its last move
+    /// (checkmate, stalemate, a dead position, fivefold repetition, 75
+    /// moves) takes the time of that move's player, as long as his clock
+    /// is the one stopped (he pressed last), so it does not change either.
+    pub(super) fn report_belongs_to_record(&self) -> bool {
+        let game = self.game();
+        if !game.is_over() {
+            return true;
+        }
+        let by_last_move = matches!(
+            game.termination(),
+            Some(
+                Termination::Checkmate
+                    | Termination::Stalemate
+                    | Termination::DeadPosition
+                    | Termination::FivefoldRepetition
+                    | Termination::SeventyfiveMoves
+            )
+        );
+        let n = game.ply();
+        by_last_move && n > 0 && self.clock.last_press == Some(game.mover(n))
     }
 
     /// A clock report gives the remaining time of the player who last

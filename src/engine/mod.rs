@@ -190,7 +190,7 @@ impl Engine {
                 self.clock.last = Some((*white, *black));
                 // Times reported while the board shows a state not read yet
                 // belong to the record as it will be once it is read.
-                if !self.settle.hold_clock() {
+                if !self.settle.hold_clock() && self.report_belongs_to_record() {
                     self.update_last_completed_clock();
                 }
             }

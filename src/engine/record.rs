@@ -38,11 +38,6 @@ impl Engine {
         if let ([m], Some(before)) = (moves, before) {
             self.check_touch_move(&before, *m);
         }
-        // Touches older than the position before the last move are never
-        // asked about again.
-        let n = self.game().ply();
-        let oldest = self.game().basis(n.saturating_sub(1));
-        self.sensed.forget_until(oldest);
         if moves.len() > 1 {
             let sans: Vec<String> = self.game().moves()[first_ply - 1..]
                 .iter()

@@ -289,3 +289,28 @@ fn play_continued_after_an_illegal_move_stays_parseable() {
         .collect();
     assert_eq!(uci, ["e8d7", "h1h2"]);
 }
+
+/// Issue 11: a real PGN with empty tag values (`[Site ""]`, as many
+/// exports write them) goes through `simulate` and back through `replay`.
+#[test]
+fn issue_11_empty_tag_values_round_trip_through_simulate_and_replay() {
+    let script = eboard(&["simulate", "pgn/empty-tags.pgn"], None);
+    assert!(script.status.success());
+    let script = String::from_utf8(script.stdout).unwrap();
+    let out = eboard(&["replay", "-"], Some(&script));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let replayed = eboard::pgn::read_games(out.stdout.as_slice()).unwrap();
+    let original = eboard::pgn::read_games(
+        std::fs::read(root().join("pgn/empty-tags.pgn"))
+            .unwrap()
+            .as_slice(),
+    )
+    .unwrap();
+    assert_eq!(replayed.len(), 1);
+    assert_eq!(replayed[0].moves, original[0].moves);
+    for name in ["Site", "Round", "ECO", "Annotator"] {
+        let value = replayed[0].tags.iter().find(|(n, _)| n == name);
+        assert_eq!(value.map(|(_, v)| v.as_str()), Some(""), "{name}");
+    }
+}

@@ -65,6 +65,11 @@ impl Daemon {
         Daemon { child, addr }
     }
 
+    /// The daemon's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL: no chance to clean up.
     pub(crate) fn kill(mut self) {
         let _ = self.child.kill();
@@ -117,7 +122,7 @@ pub(crate) struct Response {
     pub(crate) body: String,
 }
 
-fn connect(addr: &str) -> TcpStream {
+pub(crate) fn connect(addr: &str) -> TcpStream {
     assert!(addr.starts_with("127.0.0.1:"), "loopback only: {addr}");
     let stream = TcpStream::connect(addr).expect("connect");
     stream
@@ -351,7 +356,7 @@ fn write_config(dir: &Path, games: &[usize]) -> PathBuf {
 }
 
 /// A config of one `script:` board playing `script`, and the data folder.
-fn script_board(dir: &Path, event: &str, script: &str) -> (PathBuf, PathBuf) {
+pub(crate) fn script_board(dir: &Path, event: &str, script: &str) -> (PathBuf, PathBuf) {
     let path = dir.join("board.board");
     std::fs::write(&path, script).unwrap();
     let config = dir.join("event.toml");
@@ -366,7 +371,7 @@ fn script_board(dir: &Path, event: &str, script: &str) -> (PathBuf, PathBuf) {
     (config, dir.join("data"))
 }
 
-fn run_args<'a>(config: &'a Path, data: &'a Path, speed: &'a str) -> Vec<&'a str> {
+pub(crate) fn run_args<'a>(config: &'a Path, data: &'a Path, speed: &'a str) -> Vec<&'a str> {
     vec![
         "run",
         "--config",

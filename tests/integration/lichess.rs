@@ -2,9 +2,9 @@
 //! written here from its public documentation: `POST
 //! /api/broadcast/round/{round}/push`, `Authorization: Bearer <token>`,
 //! `Content-Type: text/plain`, at most 100 games, an answer of `{"games":
-//! [{tags, moves} | {tags, error}]}`, 401 for a bad token. The stand-in
-//! binds 127.0.0.1 and records every request; the real lichess is never
-//! contacted.
+//! [{tags, moves} | {tags, error}]}`, 401 for a bad token, 429 when asked
+//! too often. The stand-in binds 127.0.0.1 and records every request as it
+//! arrives; the real lichess is never contacted.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -24,7 +24,7 @@ use axum::{
 use eboard::pgn::{ImportedGame, read_games};
 use serde_json::json;
 
-use crate::daemon::{Daemon, SCRIPT, sans};
+use crate::daemon::{Daemon, SCRIPT, Sse, SseReader, run_args, sans};
 
 /// One request the stand-in received.
 #[derive(Debug, Clone)]
@@ -33,7 +33,7 @@ struct Push {
     authorization: Option<String>,
     content_type: Option<String>,
     body: String,
-    /// What the stand-in answered.
+    /// What the stand-in answered (0: the client gave up before the answer).
     status: u16,
 }
 
@@ -43,6 +43,8 @@ struct Shared {
     pushes: Arc<Mutex<Vec<Push>>>,
     /// Answers to give before behaving normally: a status (and a delay).
     script: Arc<Mutex<VecDeque<(u16, Duration)>>>,
+    /// Games to refuse in the answer: `GameId` → lichess's error.
+    refuse: Arc<Mutex<HashMap<String, String>>>,
 }
 
 /// The stand-in lichess, on its own runtime.
@@ -63,6 +65,7 @@ impl Lichess {
             token: token.to_owned(),
             pushes: Arc::default(),
             script: Arc::new(Mutex::new(script.iter().copied().collect())),
+            refuse: Arc::default(),
         };
         let app = Router::new()
             .route("/api/broadcast/round/{round}/push", post(push))
@@ -79,6 +82,15 @@ impl Lichess {
             shared,
             _runtime: runtime,
         }
+    }
+
+    /// From now on, answer the game `game_id` with `error`.
+    fn refuse(&self, game_id: &str, error: &str) {
+        self.shared
+            .refuse
+            .lock()
+            .unwrap()
+            .insert(game_id.to_owned(), error.to_owned());
     }
 
     fn pushes(&self) -> Vec<Push> {
@@ -112,7 +124,9 @@ fn tag<'a>(game: &'a ImportedGame, name: &str) -> Option<&'a str> {
 }
 
 /// What lichess does with a push, as documented: refuse a bad token,
-/// anything but plain text, more than 100 games; answer per game.
+/// anything but plain text, more than 100 games; answer per game. The
+/// request is recorded when it arrives and its status when answered, so a
+/// request the client gave up on stays with status 0.
 async fn push(
     State(s): State<Shared>,
     UrlPath(round): UrlPath<String>,
@@ -125,17 +139,27 @@ async fn push(
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
     };
-    let mut record = Push {
+    let record = Push {
         round,
         authorization: text(header::AUTHORIZATION),
         content_type: text(header::CONTENT_TYPE),
         body: body.clone(),
-        status: 200,
+        status: 0,
+    };
+    let index = {
+        let mut pushes = s.pushes.lock().unwrap();
+        pushes.push(record.clone());
+        pushes.len() - 1
     };
     let scripted = s.script.lock().unwrap().pop_front();
     let (status, answer) = if let Some((status, delay)) = scripted {
         tokio::time::sleep(delay).await;
-        (status, json!({ "error": "scripted" }))
+        if status == 200 {
+            // A slow but successful answer.
+            (200, json!({ "games": [] }))
+        } else {
+            (status, json!({ "error": "scripted" }))
+        }
     } else if record.authorization != Some(format!("Bearer {}", s.token)) {
         (401, json!({ "error": "No such token" }))
     } else if record.content_type.as_deref() != Some("text/plain") {
@@ -153,7 +177,11 @@ async fn push(
                             .iter()
                             .map(|(n, v)| (n.as_str(), v.as_str()))
                             .collect();
-                        if tag(g, "White").is_none() || tag(g, "Black").is_none() {
+                        let refused = tag(g, "GameId")
+                            .and_then(|id| s.refuse.lock().unwrap().get(id).cloned());
+                        if let Some(error) = refused {
+                            json!({ "tags": tags, "error": error })
+                        } else if tag(g, "White").is_none() || tag(g, "Black").is_none() {
                             json!({ "tags": tags, "error": "Missing players" })
                         } else {
                             json!({ "tags": tags, "moves": g.moves.len() })
@@ -164,13 +192,19 @@ async fn push(
             }
         }
     };
-    record.status = status;
-    s.pushes.lock().unwrap().push(record);
-    (StatusCode::from_u16(status).unwrap(), Json(answer)).into_response()
+    s.pushes.lock().unwrap()[index].status = status;
+    let mut response = (StatusCode::from_u16(status).unwrap(), Json(answer)).into_response();
+    if status == 429 {
+        // lichess asks for a minute; the stand-in for less, so the test is short.
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("2"));
+    }
+    response
 }
 
-/// A token file only its owner can read.
-fn token_file(dir: &Path, token: &str, mode: u32) -> PathBuf {
+/// A token file with `mode` (0600: only its owner can read it).
+pub(crate) fn token_file(dir: &Path, token: &str, mode: u32) -> PathBuf {
     let path = dir.join("lichess.token");
     std::fs::write(&path, format!("{token}\n")).unwrap();
     #[cfg(unix)]
@@ -183,9 +217,10 @@ fn token_file(dir: &Path, token: &str, mode: u32) -> PathBuf {
     path
 }
 
-/// `eboard demo` at `speed`, pushing to the stand-in's round `AbCd1234`.
-fn demo_pushing_to(lichess: &Lichess, speed: &str, token: &Path) -> Daemon {
-    Daemon::start(&[
+/// `eboard demo` at `speed`, pushing to the stand-in's round `AbCd1234`,
+/// with `extra` flags.
+fn demo_pushing_to(lichess: &Lichess, speed: &str, token: &Path, extra: &[&str]) -> Daemon {
+    let mut args = vec![
         "demo",
         "--speed",
         speed,
@@ -195,7 +230,9 @@ fn demo_pushing_to(lichess: &Lichess, speed: &str, token: &Path) -> Daemon {
         "AbCd1234",
         "--lichess-token-file",
         token.to_str().unwrap(),
-    ])
+    ];
+    args.extend_from_slice(extra);
+    Daemon::start(&args)
 }
 
 /// Every push parses, holds at most 100 games, each with White, Black and
@@ -253,7 +290,7 @@ fn issue_12_demo_pushes_to_the_stand_in_and_retries_a_503() {
         &[(503, Duration::ZERO), (503, Duration::from_millis(1500))],
     );
     let token = token_file(dir.path(), "lip_demo", 0o600);
-    let d = demo_pushing_to(&lichess, "4", &token);
+    let d = demo_pushing_to(&lichess, "4", &token, &[]);
     let pushes = lichess.wait(90, |pushes| {
         let ok: Vec<&Push> = pushes.iter().filter(|p| p.status == 200).collect();
         ok.len() >= 4 && ok.last().is_some_and(|p| p.body.contains("3. "))
@@ -289,12 +326,40 @@ fn issue_12_demo_pushes_to_the_stand_in_and_retries_a_503() {
     assert_eq!(state["stopped"], false);
 }
 
+/// The `alert` events of `kind` in `/events` from the start, until `done`
+/// holds for them (at most `secs`).
+fn alert_events(d: &Daemon, kind: &str, secs: u64, done: impl Fn(&[Sse]) -> bool) -> Vec<Sse> {
+    let mut sse = SseReader::open(&d.addr, Some("0"));
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let mut alerts = Vec::new();
+    while !done(&alerts) {
+        let ev = sse
+            .next(deadline)
+            .unwrap_or_else(|| panic!("no more {kind} alerts within {secs} s: {alerts:?}"));
+        if ev.kind == "alert" && ev.data["kind"] == kind {
+            alerts.push(ev);
+        }
+    }
+    alerts
+}
+
+/// The alerts of `kind` in `/boards/{id}`.
+fn board_alerts(d: &Daemon, id: u32, kind: &str) -> Vec<serde_json::Value> {
+    d.json(&format!("/boards/{id}"))["alerts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == kind)
+        .cloned()
+        .collect()
+}
+
 #[test]
 fn issue_12_a_401_stops_pushing_and_alerts() {
     let dir = tempfile::tempdir().unwrap();
     let lichess = Lichess::start("lip_right", &[]);
     let token = token_file(dir.path(), "lip_revoked", 0o600);
-    let d = demo_pushing_to(&lichess, "40", &token);
+    let d = demo_pushing_to(&lichess, "40", &token, &[]);
     lichess.wait(30, |p| !p.is_empty());
     let deadline = Instant::now() + Duration::from_secs(30);
     let state = loop {
@@ -320,6 +385,110 @@ fn issue_12_a_401_stops_pushing_and_alerts() {
         pushes.iter().map(|p| p.status).collect::<Vec<_>>()
     );
     assert_eq!(pushes[0].status, 401);
+
+    // The arbiters are alerted on every board of the round, once, with
+    // lichess's reason: in the event stream and in each board's alerts.
+    let alerts = alert_events(&d, "lichess_push_failed", 30, |a| a.len() == 8);
+    let mut boards: Vec<u64> = alerts
+        .iter()
+        .map(|a| a.data["board"].as_u64().unwrap())
+        .collect();
+    boards.sort_unstable();
+    assert_eq!(boards, (1..=8).collect::<Vec<u64>>());
+    for id in 1..=8 {
+        let alerts = board_alerts(&d, id, "lichess_push_failed");
+        assert_eq!(alerts.len(), 1, "board {id}: {alerts:?}");
+        let message = alerts[0]["message"].as_str().unwrap();
+        assert!(message.contains("No such token"), "{message}");
+        assert!(message.contains("AbCd1234"), "{message}");
+        assert_eq!(alerts[0]["acked"], false);
+    }
+}
+
+#[test]
+fn issue_12_a_game_lichess_refuses_is_one_alert_on_its_board() {
+    let dir = tempfile::tempdir().unwrap();
+    let lichess = Lichess::start("lip_games", &[]);
+    lichess.refuse("eboard-3-1", "Invalid PGN: illegal move 4. Qh8");
+    let token = token_file(dir.path(), "lip_games", 0o600);
+    let d = demo_pushing_to(&lichess, "4", &token, &[]);
+    // Five answers, each refusing board 3's game: the pusher has read at
+    // least four of them (it sends one push after reading the previous
+    // answer), so their alerts are journaled before /boards/3 is read.
+    lichess.wait(90, |p| p.iter().filter(|p| p.status == 200).count() >= 5);
+    let alerts = alert_events(&d, "lichess_game_rejected", 30, |a| !a.is_empty());
+    assert_eq!(alerts[0].data["board"], 3, "{alerts:?}");
+    let on_3 = board_alerts(&d, 3, "lichess_game_rejected");
+    assert_eq!(on_3.len(), 1, "one alert however many pushes: {on_3:?}");
+    let message = on_3[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("Invalid PGN: illegal move 4. Qh8"),
+        "{message}"
+    );
+    assert!(message.contains("eboard-3-1"), "{message}");
+    for id in (1..=8).filter(|&id| id != 3) {
+        assert!(board_alerts(&d, id, "lichess_game_rejected").is_empty());
+    }
+    // The push state lists it too; the other games went through.
+    let state = &d.json("/boards")["lichess"][0];
+    assert_eq!(state["game_errors"][0]["board"], 3, "{state}");
+    assert_eq!(state["game_errors"][0]["game"], "eboard-3-1", "{state}");
+    assert_eq!(state["stopped"], false);
+}
+
+#[test]
+fn issue_12_a_429_and_a_timeout_are_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    // A 429 (with Retry-After: 2), then an answer that never comes in
+    // time: eboard waits, gives up on the slow one after its timeout, and
+    // then succeeds.
+    let lichess = Lichess::start(
+        "lip_slow",
+        &[(429, Duration::ZERO), (200, Duration::from_secs(300))],
+    );
+    let token = token_file(dir.path(), "lip_slow", 0o600);
+    let _d = demo_pushing_to(&lichess, "4", &token, &["--lichess-timeout-ms", "500"]);
+    let pushes = lichess.wait(60, |p| p.iter().filter(|p| p.status == 200).count() >= 2);
+    let statuses: Vec<u16> = pushes.iter().map(|p| p.status).collect();
+    assert_eq!(statuses[..3], [429, 0, 200], "{statuses:?}");
+    check_pushes(&pushes);
+}
+
+#[test]
+fn issue_12_clock_tags_and_clk_follow_the_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let lichess = Lichess::start("lip_clock", &[]);
+    token_file(dir.path(), "lip_clock", 0o600);
+    std::fs::write(dir.path().join("board.board"), SCRIPT).unwrap();
+    let config = format!(
+        "event = \"Clock Cup\"\nround = \"1\"\n\n[lichess]\ntoken_file = \"lichess.token\"\nround = \"ClockRound\"\nurl = \"{}\"\n\n[[board]]\nid = 1\nsource = \"script:board.board\"\nwhite = {{ name = \"A\" }}\nblack = {{ name = \"B\" }}\n",
+        lichess.url
+    );
+    let config_path = dir.path().join("event.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let data = dir.path().join("data");
+    let _d = Daemon::start(&run_args(&config_path, &data, "5"));
+    let pushes = lichess.wait(60, |pushes| {
+        pushes.iter().any(|p| {
+            p.status == 200 && read_games(p.body.as_bytes()).is_ok_and(|g| g[0].moves.len() == 3)
+        })
+    });
+    let last = pushes
+        .iter()
+        .rfind(|p| p.status == 200)
+        .expect("a successful push");
+    let game = &read_games(last.body.as_bytes()).unwrap()[0];
+    // From the script: after 1. e4 the clock shows 4:58 for White, after
+    // 1... e5 4:57 for Black, after 2. Nf3 4:50 for White.
+    assert_eq!(sans(game), ["e4", "e5", "Nf3"]);
+    assert_eq!(
+        game.clocks,
+        [Some(298), Some(297), Some(290)],
+        "{}",
+        last.body
+    );
+    assert_eq!(tag(game, "WhiteClock"), Some("0:04:50"), "{}", last.body);
+    assert_eq!(tag(game, "BlackClock"), Some("0:04:57"), "{}", last.body);
 }
 
 #[test]
@@ -375,15 +544,7 @@ fn issue_12_250_boards_push_in_three_slices_and_poll_by_slice() {
     let config_path = dir.path().join("event.toml");
     std::fs::write(&config_path, config).unwrap();
     let data = dir.path().join("data");
-    let d = Daemon::start(&[
-        "run",
-        "--config",
-        config_path.to_str().unwrap(),
-        "--data-dir",
-        data.to_str().unwrap(),
-        "--speed",
-        "5",
-    ]);
+    let d = Daemon::start(&run_args(&config_path, &data, "5"));
     d.wait_boards(90, |b| b["connection"] == "ended");
     // Every slice's last push has every board's three moves.
     let slices = [

@@ -192,3 +192,36 @@ fn check(path: &std::path::Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Issue 11: a player who adjusts a piece over and over within one move (a
+/// board reading a hovering hand, a nervous player) makes a long ply. The
+/// squares touched since the move began were found by scanning every touch
+/// of the ply at each settled state, so replay time grew with the square
+/// of the touches: 80,000 such events took 46 s in a debug build, so these
+/// 300,000 would take about ten minutes; now they take about a second.
+/// What it checks is the record, which must stay right however long the ply.
+#[test]
+fn issue_11_a_long_move_with_many_settled_states_replays() {
+    let mut script = String::new();
+    let mut t = 1000;
+    for _ in 0..150_000 {
+        // Lift the knight and put it back: each state settles (150 ms).
+        script.push_str(&format!("@{t} lift g1\n@{} place g1\n", t + 200));
+        t += 400;
+    }
+    script.push_str(&format!(
+        "@{t} lift e2\n@{} place e4\n@{} press white\n",
+        t + 200,
+        t + 400
+    ));
+    let engine = replay_script("long.board", &script, EngineConfig::default()).unwrap();
+    let games = reported_games(&engine);
+    assert_eq!(games.len(), 1);
+    let sans: Vec<String> = games[0].moves().iter().map(|m| m.san.to_string()).collect();
+    assert_eq!(sans, ["e4"]);
+    // The knight, which could move, was lifted first (Art. 4.3.1): one
+    // advisory touch-move alert, however many times it was lifted.
+    let alerts: Vec<&str> = games[0].alerts.iter().map(|a| a.kind.as_str()).collect();
+    assert_eq!(alerts, ["touch_move"], "{:?}", games[0].alerts);
+    assert!(games[0].alerts[0].message.contains("g1"));
+}
