@@ -38,14 +38,24 @@ impl Daemon {
 
     /// The same, its log (warnings and errors) going to `log`.
     pub(crate) fn start_logged(args: &[&str], log: Stdio) -> Daemon {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_eboard"))
+        Daemon::start_with(args, log, |_| {})
+    }
+
+    /// The same, `prepare` setting up the command before it starts.
+    pub(crate) fn start_with(
+        args: &[&str],
+        log: Stdio,
+        prepare: impl FnOnce(&mut Command),
+    ) -> Daemon {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_eboard"));
+        command
             .args(args)
             .args(["--listen", "127.0.0.1:0"])
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .expect("start eboard");
+            .stderr(log);
+        prepare(&mut command);
+        let mut child = command.spawn().expect("start eboard");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -715,7 +725,7 @@ fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
     assert_eq!(gs.len(), n, "global numbers are unique");
 }
 
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     for dir in std::env::split_paths(&path) {
         for name in ["chromium", "chromium-browser"] {
@@ -729,7 +739,7 @@ fn chromium() -> Option<PathBuf> {
 }
 
 /// The page at `addr` as headless Chromium has it right after loading.
-fn dump_dom(browser: &Path, dir: &Path, addr: &str) -> String {
+pub(crate) fn dump_dom(browser: &Path, dir: &Path, addr: &str) -> String {
     // Plain --dump-dom, no virtual time budget: headless Chromium holds
     // virtual time while a fetch is open, and the page's event stream never
     // closes. The page carries the boards' state, so the dump after load
