@@ -26,6 +26,7 @@ pub mod http;
 pub mod hub;
 pub mod journal;
 pub mod lichess;
+pub mod limits;
 pub mod loadtest;
 pub mod lock;
 pub mod nats;
@@ -403,6 +404,7 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
     // Before anything is read or written: a second daemon on the same
     // journals would interleave its lines with ours.
     let lock = lock::lock_data_dir(&spec.data_dir)?;
+    limits::raise_open_files();
     let (token, token_path, token_created) = load_or_create_token(&spec.data_dir)?;
     let round = Arc::new(spec.round.clone());
     let mut replayed: Vec<Published> = Vec::new();

@@ -631,3 +631,60 @@ fn issue_11_dashboard_shows_the_most_serious_alert_and_the_running_clock() {
         .count();
     assert_eq!(squares, 64);
 }
+
+// === file descriptors ===
+
+/// The soft and hard limits of open files of a process.
+fn open_file_limits(pid: u32) -> (String, String) {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).expect("/proc limits");
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .expect("Max open files");
+    let mut fields = line["Max open files".len()..].split_whitespace();
+    (
+        fields.next().unwrap().to_owned(),
+        fields.next().unwrap().to_owned(),
+    )
+}
+
+/// Started with a low soft limit of open files (1,024 is common), the
+/// daemon raises it to the hard limit: every connection and journal takes
+/// a descriptor, and running out stops the dashboard and the broadcast.
+#[test]
+fn issue_11_open_file_limit_is_raised_to_the_hard_limit() {
+    let mut ours = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: a plain system call with a valid pointer.
+    assert_eq!(
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut ours) },
+        0
+    );
+    if ours.rlim_max <= 256 {
+        eprintln!("notice: the hard limit of open files is too low to test raising it");
+        return;
+    }
+    let hard = ours.rlim_max;
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = script_board(dir.path(), "Files Cup", SCRIPT);
+    let d = Daemon::start_with(&run_args(&config, &data, "1"), Stdio::inherit(), |cmd| {
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let r = libc::rlimit {
+                    rlim_cur: 256,
+                    rlim_max: hard,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    });
+    let (soft, hard) = open_file_limits(d.pid());
+    assert_eq!(soft, hard, "the soft limit is raised to the hard one");
+    assert_ne!(soft, "256");
+}
