@@ -12,19 +12,34 @@
 //!
 //! - `rules/per_move`: the draw and dead-position checks the engine runs
 //!   after every move (repetition count, move counters, CHA's quick test),
-//!   alone, on the same games' positions.
+//!   alone, on the same games' positions; `rules/per_move_reference` the
+//!   same with the quick test as it ran before issue 14 (CHA for each side
+//!   after every move);
+//! - `rules/replay_every_rule`: the floor's work plus recording each move
+//!   in a `Game` (SAN with check and mate, the position's identity) and
+//!   every ending the Laws apply by themselves (mate, stalemate, dead
+//!   position, fivefold repetition, 75 moves).
 //!
-//! The ratio engine / floor is what the README reports.
+//! Under `cargo bench` a summary then times the floor and
+//! `replay_every_rule` alternately (15 rounds, medians) and prints their
+//! ratio: the figure the README reports, measured in the same run.
 
 use std::hint::black_box;
 
 mod common;
 
 use common::corpus;
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput};
 use eboard::{
-    Engine, EngineConfig, Noise, SimOptions, TimedEvent, parse_script, pgn::read_games, simulate,
-    write_script,
+    Engine, EngineConfig, Game, Noise, SimOptions, TimedEvent,
+    engine::automatic_ending,
+    parse_script,
+    pgn::read_games,
+    quick_dead::{is_dead_quick, is_dead_quick_reference},
+    rules::Rules,
+    simulate, write_script,
 };
 use shakmaty::{Chess, Position, san::San};
 
@@ -63,22 +78,7 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("floor");
     group.throughput(Throughput::Elements(moves));
-    group.bench_function("san_replay", |b| {
-        b.iter(|| {
-            for (start, game) in &sans {
-                let mut pos = start.clone();
-                for san in game {
-                    let m = san
-                        .parse::<San>()
-                        .expect("SAN parses")
-                        .to_move(&pos)
-                        .expect("legal");
-                    pos.play_unchecked(m);
-                }
-                black_box(&pos);
-            }
-        })
-    });
+    group.bench_function("san_replay", |b| b.iter(|| floor(&sans)));
     group.finish();
 
     // The positions after every move, with their repetition keys.
@@ -97,24 +97,16 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("rules");
     group.throughput(Throughput::Elements(moves));
     group.bench_function("per_move", |b| {
-        b.iter(|| {
-            let mut ended = 0u32;
-            for line in &positions {
-                let mut keys: Vec<u64> = Vec::with_capacity(line.len());
-                for pos in line {
-                    let key = eboard::game::position_key(pos);
-                    let since = keys.len().saturating_sub(pos.halfmoves() as usize);
-                    let reps = keys[since..].iter().filter(|&&k| k == key).count() + 1;
-                    keys.push(key);
-                    if reps >= 5 || pos.halfmoves() >= 150 || eboard::engine::is_dead_fast(pos) {
-                        ended += 1;
-                    }
-                }
-            }
-            black_box(ended)
-        })
+        b.iter(|| per_move(&positions, is_dead_quick))
     });
+    group.bench_function("per_move_reference", |b| {
+        b.iter(|| per_move(&positions, is_dead_quick_reference))
+    });
+    group.bench_function("replay_every_rule", |b| b.iter(|| every_rule(&sans)));
     group.finish();
+    if std::env::args().any(|arg| arg == "--bench") {
+        summary(&sans, &positions, moves);
+    }
 
     let mut group = c.benchmark_group("replay");
     group.throughput(Throughput::Elements(moves));
@@ -147,6 +139,109 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// Parses every game's SAN and plays it: the least a recorder does.
+fn floor(sans: &[(Chess, Vec<String>)]) {
+    for (start, game) in sans {
+        let mut pos = start.clone();
+        for san in game {
+            let m = san
+                .parse::<San>()
+                .expect("SAN parses")
+                .to_move(&pos)
+                .expect("legal");
+            pos.play_unchecked(m);
+        }
+        black_box(&pos);
+    }
+}
+
+/// The floor's work, each move recorded in a `Game`, and every ending the
+/// Laws apply by themselves checked after it; the number of games ended.
+fn every_rule(sans: &[(Chess, Vec<String>)]) -> usize {
+    let rules = Rules::default();
+    let mut ended = 0;
+    for (start, moves) in sans {
+        let mut game = Game::new(start.clone(), 0);
+        for san in moves {
+            let m = san
+                .parse::<San>()
+                .expect("SAN parses")
+                .to_move(game.position())
+                .expect("legal");
+            game.push_move(m, 0, 0);
+            if automatic_ending(&game, rules).is_some() {
+                ended += 1;
+            }
+        }
+        black_box(&game);
+    }
+    black_box(ended)
+}
+
+/// The checks run after every move, alone, with `dead` as the quick test.
+fn per_move(positions: &[Vec<Chess>], dead: fn(&Chess) -> bool) -> u32 {
+    let mut ended = 0u32;
+    for line in positions {
+        let mut keys: Vec<u64> = Vec::with_capacity(line.len());
+        for pos in line {
+            let key = eboard::game::position_key(pos);
+            let since = keys.len().saturating_sub(pos.halfmoves() as usize);
+            let reps = keys[since..].iter().filter(|&&k| k == key).count() + 1;
+            keys.push(key);
+            if reps >= 5 || pos.halfmoves() >= 150 || dead(pos) {
+                ended += 1;
+            }
+        }
+    }
+    black_box(ended)
+}
+
+/// Times the floor, the replay with every rule and the per-move checks
+/// (with the quick test as it is and as it was) alternately, so all see
+/// the same machine load, and prints the medians and their ratios to the
+/// floor.
+fn summary(sans: &[(Chess, Vec<String>)], positions: &[Vec<Chess>], moves: u64) {
+    const ROUNDS: usize = 15;
+    let time = |f: &dyn Fn()| {
+        let start = Instant::now();
+        f();
+        start.elapsed()
+    };
+    let runs: [(&str, &dyn Fn()); 4] = [
+        ("floor (SAN + legal moves)", &|| floor(sans)),
+        ("replay with every rule", &|| {
+            every_rule(sans);
+        }),
+        ("per-move checks alone", &|| {
+            per_move(positions, is_dead_quick);
+        }),
+        ("per-move checks, quick test as before", &|| {
+            per_move(positions, is_dead_quick_reference);
+        }),
+    ];
+    let mut times = vec![Vec::new(); runs.len()];
+    for _ in 0..ROUNDS {
+        for (i, (_, run)) in runs.iter().enumerate() {
+            times[i].push(time(run));
+        }
+    }
+    let medians: Vec<Duration> = times
+        .iter_mut()
+        .map(|t| {
+            t.sort_unstable();
+            t[t.len() / 2]
+        })
+        .collect();
+    println!("summary (medians of {ROUNDS} alternating rounds, {moves} plies):");
+    for ((name, _), median) in runs.iter().zip(&medians) {
+        println!(
+            "  {name}: {:.3} µs/ply, {:.2}x the floor",
+            median.as_secs_f64() * 1e6 / moves as f64,
+            median.as_secs_f64() / medians[0].as_secs_f64()
+        );
+    }
+}
+
 /// The events through an engine; the number of games, so nothing is
 /// optimised away.
 fn run(config: EngineConfig, events: &[TimedEvent]) -> usize {
@@ -159,9 +254,12 @@ fn run(config: EngineConfig, events: &[TimedEvent]) -> usize {
     black_box(engine.games().len())
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(10);
-    targets = bench
+fn main() {
+    let mut criterion = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    bench(&mut criterion);
+    criterion.final_summary();
 }
-criterion_main!(benches);

@@ -124,7 +124,7 @@ fn stats(mut times: Vec<Duration>) -> Stats {
 
 fn print_stats(what: &str, s: &Stats) {
     println!(
-        "{what}: n={} mean={:.2?} median={:.2?} p99={:.2?} max={:.2?}",
+        "{what}: n={} mean={:.2?} p50={:.2?} p99={:.2?} max={:.2?}",
         s.count, s.mean, s.median, s.p99, s.max
     );
 }

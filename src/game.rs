@@ -1,7 +1,9 @@
 //! The record of one game: its moves, alerts and result.
 
 use shakmaty::{
-    Chess, Color, EnPassantMode, KnownOutcome, Move, Outcome, Position, fen::Fen, san::SanPlus,
+    Chess, Color, EnPassantMode, KnownOutcome, Move, Outcome, Position,
+    fen::Fen,
+    san::{SanPlus, Suffix},
     uci::UciMove,
 };
 
@@ -136,7 +138,7 @@ impl Game {
     pub fn new(start: Chess, basis: u64) -> Game {
         let setup =
             (start != Chess::default()).then(|| Fen::from_position(&start, EnPassantMode::Legal));
-        let stuck = start.legal_moves().is_empty();
+        let stuck = !has_legal_move(&start);
         Game {
             tags: Vec::new(),
             setup,
@@ -244,7 +246,8 @@ impl Game {
 
     /// Appends a move (legal in the current position) made at `made_at`,
     /// with `basis` as the event from which the board showed its result.
-    pub(crate) fn push_move(&mut self, mv: Move, made_at: Millis, basis: u64) {
+    /// Public for the benchmarks, which record games move by move.
+    pub fn push_move(&mut self, mv: Move, made_at: Millis, basis: u64) {
         let mut pos = self.position().clone();
         let san = SanPlus::from_move_and_play_unchecked(&mut pos, mv);
         self.push(mv, san, pos, made_at, basis, false);
@@ -273,7 +276,12 @@ impl Game {
         basis: u64,
         illegal: bool,
     ) {
-        self.stuck = pos.legal_moves().is_empty();
+        self.stuck = match san.suffix {
+            Some(Suffix::Checkmate) => true,
+            // In check and not mate: a move exists.
+            Some(Suffix::Check) => false,
+            None => !has_legal_move(&pos),
+        };
         self.keys.push(position_key(&pos));
         self.positions.push(pos);
         self.bases.push(basis);
@@ -294,7 +302,7 @@ impl Game {
         self.positions.truncate(ply + 1);
         self.keys.truncate(ply + 1);
         self.bases.truncate(ply + 1);
-        self.stuck = self.position().legal_moves().is_empty();
+        self.stuck = !has_legal_move(self.position());
     }
 
     pub(crate) fn moves_mut(&mut self) -> &mut [RecordedMove] {
@@ -407,6 +415,16 @@ pub fn win(winner: Color) -> Outcome {
 /// A draw.
 pub fn draw() -> Outcome {
     Outcome::Known(KnownOutcome::Draw)
+}
+
+/// Whether the side to move has a legal move. Tried first on a few quiet
+/// piece moves (one is nearly always legal), which is much cheaper than
+/// generating them all after every move.
+fn has_legal_move(pos: &Chess) -> bool {
+    crate::quick_dead::quiet_piece_moves(pos)
+        .take(4)
+        .any(|m| pos.is_legal(m))
+        || !pos.legal_moves().is_empty()
 }
 
 /// The identity of a position under Art. 9.2.2, as a Zobrist hash (en passant

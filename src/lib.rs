@@ -22,6 +22,7 @@ pub mod game;
 pub mod matcher;
 pub mod pgn;
 pub mod protocol;
+pub mod quick_dead;
 pub mod replay;
 pub mod resync;
 pub mod rules;

@@ -20,3 +20,11 @@ pub fn shared(relative: &str) -> Option<PathBuf> {
     eprintln!("skipped: {} is absent", path.display());
     None
 }
+
+/// The standard-chess position of a FEN that must be valid and legal.
+pub fn position(fen: &str) -> shakmaty::Chess {
+    fen.parse::<shakmaty::fen::Fen>()
+        .expect("valid FEN")
+        .into_position(shakmaty::CastlingMode::Standard)
+        .expect("legal position")
+}

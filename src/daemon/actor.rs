@@ -19,8 +19,16 @@ use super::{
     action::Action,
     board::{ActionError, BoardState, Snapshot},
     hub::{Hub, Payload, Ticket},
-    journal::{Connection, Entry, Journal, JournalError, JournalLine},
+    journal::{Connection, Entry, Journal, JournalError, JournalLine, JournalState},
 };
+
+/// How often an idle board checks that its journal is still in place.
+const JOURNAL_CHECK: Duration = Duration::from_secs(2);
+
+/// The first wait before writing a failed journal again; it doubles up to
+/// [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_millis(250);
+const RETRY_MAX: Duration = Duration::from_secs(10);
 
 /// Where a running board's events come from.
 #[derive(Debug, Clone)]
@@ -197,7 +205,8 @@ pub fn spawn(
         reader,
         snapshot: snap_tx,
         rx,
-        failed: false,
+        failed: None,
+        next_check: Instant::now() + JOURNAL_CHECK,
     };
     tokio::spawn(actor.run());
     BoardHandle {
@@ -261,32 +270,188 @@ struct Actor {
     reader: Option<crate::transport::ReaderHandle>,
     snapshot: watch::Sender<Snapshot>,
     rx: mpsc::Receiver<Command>,
-    failed: bool,
+    /// The journal cannot be written: the board takes no input until it can.
+    failed: Option<Failure>,
+    /// When an idle board next checks its journal.
+    next_check: Instant,
+}
+
+/// A board whose journal cannot be written.
+struct Failure {
+    /// The last error.
+    error: String,
+    /// Writes tried since it failed.
+    attempts: u32,
+    /// When to try again.
+    retry_at: Instant,
+    /// Lines already applied and published, to be journaled first, in order
+    /// and with their numbers (the failure's own record among them).
+    pending: Vec<JournalLine>,
+    /// A live board's event taken before its write failed: journaled and
+    /// applied after them. The events after it wait in the reader's channel.
+    held: Option<(Entry, Millis)>,
+}
+
+/// What a failed write did with its line.
+enum Unwritten {
+    /// Nothing: the line is dropped (an action answered 503, a simulated
+    /// board's step that is taken again).
+    Drop,
+    /// A live board's input: kept to be journaled and applied later.
+    Hold,
 }
 
 impl Actor {
     async fn run(mut self) {
+        // The daemon stopped while the journal was failing: it works now.
+        if self.state.journal_failed().is_some() {
+            let entry = Entry::Journal {
+                state: JournalState::Restored,
+                message: "the daemon restarted".to_owned(),
+            };
+            let at = self.state.last_at();
+            self.write_apply(entry, at, std::time::Instant::now(), Unwritten::Drop)
+                .await;
+        }
         loop {
-            let step = if self.failed {
+            let failed = self.failed.is_some();
+            let step = if failed {
                 None
             } else {
                 self.sim.next_step(&self.state)
             };
             let due = step.as_ref().map(|(due, _)| *due);
+            let retry = self.failed.as_ref().map(|f| f.retry_at);
             tokio::select! {
                 biased;
                 cmd = self.rx.recv() => match cmd {
                     Some(cmd) => self.command(cmd).await,
                     None => break,
                 },
+                () = sleep_until_opt(retry), if retry.is_some() => self.retry().await,
                 () = sleep_until_opt(due), if due.is_some() => {
                     if let Some((_, step)) = step {
                         self.step(step).await;
                     }
                 }
-                msg = recv_live(&mut self.reader), if self.reader.is_some() && !self.failed => {
+                msg = recv_live(&mut self.reader), if self.reader.is_some() && !failed => {
                     self.live(msg).await;
                 }
+                () = tokio::time::sleep_until(self.next_check), if !failed => self.check_journal(),
+            }
+        }
+    }
+
+    /// Checks that the journal is still the file at its path, so that a
+    /// journal deleted while the board is quiet is noticed before the next
+    /// write.
+    fn check_journal(&mut self) {
+        self.next_check = Instant::now() + JOURNAL_CHECK;
+        let checked = match &self.journal {
+            Some(journal) => journal.check(),
+            None => return,
+        };
+        if let Err(e) = checked {
+            self.fail(&e);
+        }
+    }
+
+    /// The journal failed (`error`): the board records it, raises a
+    /// `journal_failed` alert and takes no input until a retry works.
+    fn fail(&mut self, error: &JournalError) {
+        let error = error.to_string();
+        if let Some(f) = &mut self.failed {
+            f.error = error;
+            return;
+        }
+        tracing::error!(
+            board = self.state.id(),
+            "journal failed, the board waits until it can be written: {error}"
+        );
+        let ticket = self.hub.reserve(std::time::Instant::now());
+        let record = JournalLine {
+            seq: self.state.seq() + 1,
+            g: ticket.g(),
+            at: self.state.last_at(),
+            entry: Entry::Journal {
+                state: JournalState::Failed,
+                message: error.clone(),
+            },
+        };
+        let payloads = self.state.apply(&record);
+        self.publish(ticket, payloads);
+        self.failed = Some(Failure {
+            error,
+            attempts: 0,
+            retry_at: Instant::now() + RETRY_FIRST,
+            pending: vec![record],
+            held: None,
+        });
+    }
+
+    /// Tries the failed journal again: repairs it, journals what waited,
+    /// records that it works, then takes the held input.
+    async fn retry(&mut self) {
+        let Some(mut failure) = self.failed.take() else {
+            return;
+        };
+        let Some(mut journal) = self.journal.take() else {
+            // Lost with a panicked writer: nothing to retry with.
+            failure.retry_at = Instant::now() + RETRY_MAX;
+            self.failed = Some(failure);
+            return;
+        };
+        let pending = std::mem::take(&mut failure.pending);
+        let joined = tokio::task::spawn_blocking(move || {
+            let mut written = 0;
+            let result = journal.repair().and_then(|repaired| {
+                for line in &pending {
+                    journal.append(line)?;
+                    written += 1;
+                }
+                Ok(repaired)
+            });
+            (journal, pending, written, result)
+        })
+        .await;
+        let Ok((journal, mut pending, written, result)) = joined else {
+            failure.retry_at = Instant::now() + RETRY_MAX;
+            self.failed = Some(failure);
+            return;
+        };
+        self.journal = Some(journal);
+        pending.drain(..written);
+        match result {
+            Ok(repaired) => {
+                tracing::info!(
+                    board = self.state.id(),
+                    "journal restored after {} attempt(s): {repaired}",
+                    failure.attempts + 1
+                );
+                let entry = Entry::Journal {
+                    state: JournalState::Restored,
+                    message: format!("{repaired}; {written} line(s) kept meanwhile were journaled"),
+                };
+                let at = self.state.last_at();
+                let entered = std::time::Instant::now();
+                let held = failure.held.take();
+                if self.write_apply(entry, at, entered, Unwritten::Drop).await {
+                    if let Some((entry, at)) = held {
+                        self.write_apply(entry, at, entered, Unwritten::Hold).await;
+                    }
+                } else if let Some(f) = &mut self.failed {
+                    f.held = held;
+                }
+            }
+            Err(e) => {
+                failure.error = e.to_string();
+                failure.attempts += 1;
+                let wait = RETRY_FIRST
+                    .saturating_mul(1 << failure.attempts.min(8))
+                    .min(RETRY_MAX);
+                failure.retry_at = Instant::now() + wait;
+                failure.pending = pending;
+                self.failed = Some(failure);
             }
         }
     }
@@ -323,23 +488,25 @@ impl Actor {
             Command::Alert { kind, message } => {
                 // A board whose journal failed takes nothing more; the log
                 // has the alert's reason from its sender.
-                if !self.failed {
+                if self.failed.is_none() {
                     let at = self.state.last_at();
                     let entry = Entry::Alert {
                         kind: kind.to_owned(),
                         message,
                     };
-                    self.write_apply(entry, at, std::time::Instant::now()).await;
+                    self.write_apply(entry, at, std::time::Instant::now(), Unwritten::Drop)
+                        .await;
                 }
             }
         }
     }
 
     async fn action(&mut self, action: Action, confirmed: bool) -> Result<ActionDone, ActionError> {
-        if self.failed {
+        if let Some(f) = &self.failed {
             return Err(ActionError::Unavailable(format!(
-                "board {}: its journal cannot be written; see the daemon's log",
-                self.state.id()
+                "board {}: its journal cannot be written ({}); the action was not taken. The daemon retries by itself; try again when the board no longer shows journal_failed",
+                self.state.id(),
+                f.error
             )));
         }
         // A simulated board's time is its script's: the action happens at
@@ -350,7 +517,10 @@ impl Actor {
             return Err(ActionError::Retracts(why));
         }
         let entered = std::time::Instant::now();
-        match self.write(Entry::Action { action }, at, entered).await {
+        match self
+            .write(Entry::Action { action }, at, entered, Unwritten::Drop)
+            .await
+        {
             Some((ticket, line)) => {
                 let done = ActionDone {
                     seq: line.seq,
@@ -361,8 +531,9 @@ impl Actor {
                 Ok(done)
             }
             None => Err(ActionError::Unavailable(format!(
-                "board {}: the journal could not be written; the action was not taken",
-                self.state.id()
+                "board {}: the journal could not be written ({}); the action was not taken. The daemon retries by itself; try again when the board no longer shows journal_failed",
+                self.state.id(),
+                self.failed.as_ref().map_or("", |f| f.error.as_str())
             ))),
         }
     }
@@ -378,6 +549,7 @@ impl Actor {
                     },
                     at,
                     entered,
+                    Unwritten::Drop,
                 )
                 .await;
             }
@@ -389,6 +561,7 @@ impl Actor {
                     },
                     at,
                     entered,
+                    Unwritten::Drop,
                 )
                 .await;
             }
@@ -398,9 +571,24 @@ impl Actor {
                 let Some(payloads) = self.state.tick(t) else {
                     return;
                 };
-                if let Some((ticket, line)) = self.write(Entry::Tick, t, entered).await {
-                    self.state.note_tick(&line);
-                    self.publish(ticket, payloads);
+                let ticket = self.hub.reserve(entered);
+                let line = JournalLine {
+                    seq: self.state.seq() + 1,
+                    g: ticket.g(),
+                    at: t,
+                    entry: Entry::Tick,
+                };
+                // The board has read itself already: a tick that cannot be
+                // journaled now is published and journaled first when the
+                // journal works again, with its number.
+                let written = self.append(&line).await;
+                self.state.note_tick(&line);
+                self.publish(ticket, payloads);
+                if let Err(e) = written {
+                    self.fail(&e);
+                    if let Some(f) = &mut self.failed {
+                        f.pending.insert(f.pending.len() - 1, line);
+                    }
                 }
             }
             Step::Event => {
@@ -408,7 +596,12 @@ impl Actor {
                     return;
                 };
                 if self
-                    .write_apply(Entry::from_event(&ev.event), ev.at, entered)
+                    .write_apply(
+                        Entry::from_event(&ev.event),
+                        ev.at,
+                        entered,
+                        Unwritten::Drop,
+                    )
                     .await
                 {
                     self.sim.next += 1;
@@ -427,7 +620,7 @@ impl Actor {
             None => self.reader = None,
             Some(BoardMessage::Event(ev)) => {
                 let at = (offset + ev.at).max(self.state.last_at());
-                self.write_apply(Entry::from_event(&ev.event), at, entered)
+                self.write_apply(Entry::from_event(&ev.event), at, entered, Unwritten::Hold)
                     .await;
             }
             Some(BoardMessage::Connection { state, .. }) => {
@@ -437,7 +630,7 @@ impl Actor {
                 };
                 if self.state.connection() != state {
                     let at = self.state.last_at();
-                    self.write_apply(Entry::Connection { state }, at, entered)
+                    self.write_apply(Entry::Connection { state }, at, entered, Unwritten::Hold)
                         .await;
                 }
             }
@@ -446,8 +639,14 @@ impl Actor {
     }
 
     /// Journals an entry, then applies and publishes it.
-    async fn write_apply(&mut self, entry: Entry, at: Millis, entered: std::time::Instant) -> bool {
-        match self.write(entry, at, entered).await {
+    async fn write_apply(
+        &mut self,
+        entry: Entry,
+        at: Millis,
+        entered: std::time::Instant,
+        unwritten: Unwritten,
+    ) -> bool {
+        match self.write(entry, at, entered, unwritten).await {
             Some((ticket, line)) => {
                 let payloads = self.state.apply(&line);
                 self.publish(ticket, payloads);
@@ -458,12 +657,14 @@ impl Actor {
     }
 
     /// Appends a line and syncs it. On failure the board stops taking input
-    /// (nothing unjournaled is ever acted on).
+    /// until the journal works again (nothing unjournaled is ever acted
+    /// on); the line is dropped or held as `unwritten` says.
     async fn write(
         &mut self,
         entry: Entry,
         at: Millis,
         entered: std::time::Instant,
+        unwritten: Unwritten,
     ) -> Option<(Ticket, JournalLine)> {
         let ticket = self.hub.reserve(entered);
         let line = JournalLine {
@@ -472,14 +673,34 @@ impl Actor {
             at,
             entry,
         };
-        let mut journal = self.journal.take()?;
+        match self.append(&line).await {
+            Ok(()) => Some((ticket, line)),
+            Err(e) => {
+                // The number is given up: later lines are not held back.
+                drop(ticket);
+                self.fail(&e);
+                if let (Unwritten::Hold, Some(f)) = (unwritten, &mut self.failed) {
+                    f.held = Some((line.entry, line.at));
+                }
+                None
+            }
+        }
+    }
+
+    /// Appends a line off the async workers.
+    async fn append(&mut self, line: &JournalLine) -> Result<(), JournalError> {
+        let lost = || JournalError::Io {
+            path: format!("journal of board {}", self.state.id()).into(),
+            source: std::io::Error::other("the journal was lost with a failed writer"),
+        };
+        let mut journal = self.journal.take().ok_or_else(lost)?;
         let written = line.clone();
         let joined = tokio::task::spawn_blocking(move || {
             let result = journal.append(&written);
             (journal, result)
         })
         .await;
-        let result: Result<(), JournalError> = match joined {
+        match joined {
             Ok((journal, result)) => {
                 self.journal = Some(journal);
                 result
@@ -488,17 +709,6 @@ impl Actor {
                 path: format!("journal of board {}", self.state.id()).into(),
                 source: std::io::Error::other(e.to_string()),
             }),
-        };
-        match result {
-            Ok(()) => Some((ticket, line)),
-            Err(e) => {
-                tracing::error!(
-                    board = self.state.id(),
-                    "journal write failed, board stopped: {e}"
-                );
-                self.failed = true;
-                None
-            }
         }
     }
 

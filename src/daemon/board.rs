@@ -22,7 +22,7 @@ use super::{
     action::{Action, Side},
     config::Player,
     hub::Payload,
-    journal::{Connection, Entry, JournalLine},
+    journal::{Connection, Entry, JournalLine, JournalState},
 };
 
 /// What the whole round shares: the broadcast tags.
@@ -63,6 +63,10 @@ pub struct AlertRecord {
     pub ruling: Option<String>,
     /// The arbiter acknowledged it.
     pub acked: bool,
+    /// It reports something the arbiter must look into; `false` for
+    /// information (a claimable draw, a position restored), which the
+    /// dashboard shows after the irregularities and without the red frame.
+    pub irregularity: bool,
 }
 
 /// An arbiter action as the board's history shows it.
@@ -114,6 +118,8 @@ pub struct BoardState {
     round_game: usize,
     /// Arbiter notes per game.
     notes: Vec<(usize, String)>,
+    /// The journal cannot be written: why.
+    journal_failed: Option<String>,
     /// The broadcast PGN needs to be written again.
     pgn_dirty: bool,
     pgn: Arc<str>,
@@ -154,6 +160,7 @@ impl BoardState {
             players: [white, black],
             round_game: 0,
             notes: Vec::new(),
+            journal_failed: None,
             pgn_dirty: true,
             pgn: Arc::from(""),
         };
@@ -187,6 +194,20 @@ impl BoardState {
         self.connection
     }
 
+    /// Why the board's journal cannot be written, while it cannot.
+    pub fn journal_failed(&self) -> Option<&str> {
+        self.journal_failed.as_deref()
+    }
+
+    /// The state `/boards` shows: the link's, or `journal_failed`.
+    fn shown_connection(&self) -> &'static str {
+        if self.journal_failed.is_some() {
+            "journal_failed"
+        } else {
+            self.connection.as_str()
+        }
+    }
+
     /// The engine.
     pub fn engine(&self) -> &Engine {
         &self.engine
@@ -205,7 +226,29 @@ impl BoardState {
             Entry::Tick => self.engine.advance_to(line.at),
             Entry::Connection { state } => {
                 self.connection = *state;
-                extra.push(self.payload("connection", json!({ "state": state.as_str() })));
+                extra.push(self.payload("connection", json!({ "state": self.shown_connection() })));
+            }
+            Entry::Journal { state, message } => {
+                match state {
+                    JournalState::Failed => {
+                        self.journal_failed = Some(message.clone());
+                        self.raise(
+                            "journal_failed".to_owned(),
+                            None,
+                            format!(
+                                "board {}: the journal cannot be written ({message}); the board takes no input and refuses actions until it can, and retries by itself",
+                                self.id
+                            ),
+                            Some("check the disk (space, permissions) and the data directory".to_owned()),
+                            &mut extra,
+                        );
+                    }
+                    JournalState::Restored => self.journal_failed = None,
+                }
+                extra.push(self.payload(
+                    "connection",
+                    json!({ "state": self.shown_connection(), "journal": message }),
+                ));
             }
             Entry::Alert { kind, message } => {
                 self.raise(kind.clone(), None, message.clone(), None, &mut extra);
@@ -287,6 +330,19 @@ impl BoardState {
         ruling: Option<String>,
         out: &mut Vec<Payload>,
     ) {
+        self.raise_as(true, kind, side, message, ruling, out);
+    }
+
+    /// Raises an alert, `irregularity` or information.
+    fn raise_as(
+        &mut self,
+        irregularity: bool,
+        kind: String,
+        side: Option<Side>,
+        message: String,
+        ruling: Option<String>,
+        out: &mut Vec<Payload>,
+    ) {
         let record = AlertRecord {
             id: self.alerts.len() as u64 + 1,
             game: self.engine.games().len() - 1,
@@ -296,6 +352,7 @@ impl BoardState {
             message,
             ruling,
             acked: false,
+            irregularity,
         };
         out.push(self.payload("alert", json!(record)));
         self.alerts.push(record);
@@ -591,7 +648,8 @@ impl BoardState {
                     );
                 }
                 GameEvent::Alert { alert, .. } => {
-                    self.raise(
+                    self.raise_as(
+                        alert.kind.is_irregularity(),
                         alert.kind.as_str().to_owned(),
                         alert.side.map(Side::from),
                         alert.message,
@@ -740,7 +798,8 @@ impl BoardState {
             "id": self.id,
             "white": self.players[0],
             "black": self.players[1],
-            "connection": self.connection.as_str(),
+            "connection": self.shown_connection(),
+            "journal_error": self.journal_failed,
             "game": self.engine.games().len() - 1,
             "round_game": self.round_game,
             "fen": game.fen(),

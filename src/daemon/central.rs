@@ -627,6 +627,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
             tracing::info!(messages = t, "stream read");
         }
     }
+    super::limits::raise_open_files();
     let (listener, addr) = super::bind(spec.listen).await?;
     let handles = Arc::new(handles);
     let lichess = super::serve_http(

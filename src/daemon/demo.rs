@@ -220,6 +220,7 @@ pub fn demo_spec(serve: &ServeArgs, data_dir: PathBuf) -> Result<DaemonSpec, Dae
         speed: serve.speed,
         probe: false,
         max_event_streams: serve.max_event_streams,
+        fresh_boards: Vec::new(),
     })
 }
 

@@ -130,6 +130,7 @@ fn hall_specs(args: &HallsLoadArgs, dir: &std::path::Path, stream: &str) -> (Vec
                 speed,
                 probe: true,
                 max_event_streams: super::http::MAX_EVENT_STREAMS,
+                fresh_boards: Vec::new(),
             },
             journals,
             NatsSettings {

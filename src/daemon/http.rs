@@ -444,6 +444,33 @@ async fn feed_stream(
 mod tests {
     use super::*;
 
+    /// A stream whose client falls behind the live events by more than the
+    /// hub holds for it gets `resync` (and then goes on), not an error or
+    /// an end.
+    #[tokio::test]
+    async fn a_stream_that_falls_behind_the_live_events_gets_resync() {
+        let hub = Hub::new(Vec::new(), 0, false);
+        let (tx, mut rx) = tokio::sync::mpsc::channel(1);
+        let permit = Arc::new(tokio::sync::Semaphore::new(1))
+            .try_acquire_owned()
+            .unwrap();
+        tokio::spawn(feed_stream(Arc::clone(&hub), None, tx, permit));
+        // The stream subscribes before the events come.
+        tokio::task::yield_now().await;
+        for _ in 0..20_000 {
+            let ticket = hub.reserve(std::time::Instant::now());
+            let payload = super::super::hub::Payload {
+                kind: "clock",
+                data: "{}".into(),
+            };
+            hub.publish(ticket, vec![payload]);
+        }
+        let first = rx.recv().await.expect("an event");
+        assert!(format!("{first:?}").contains("resync"), "{first:?}");
+        let next = rx.recv().await.expect("the stream goes on");
+        assert!(format!("{next:?}").contains("clock"), "{next:?}");
+    }
+
     #[test]
     fn bearer_token() {
         let mut h = HeaderMap::new();

@@ -26,14 +26,23 @@
 //!   `board`, `press`, `clock`, `flag`, `resign`, `draw`, `claim`,
 //!   `result`, `tag`), `tick` (time passed with no event and the engine read
 //!   a settled board state), `action` (an arbiter action, as posted to
-//!   `/boards/{id}/actions`), `connection` (the board's link changed) or
+//!   `/boards/{id}/actions`), `connection` (the board's link changed),
 //!   `alert` (an alert the daemon raised about the board from outside its
 //!   events, such as lichess refusing its game: journaled so that alert
-//!   numbers, which acknowledgements name, survive a restart).
+//!   numbers, which acknowledgements name, survive a restart) or
+//!   `journal` (the journal could not be written for a while: `state` is
+//!   `failed` with the error as `message`, then `restored`; the failure is
+//!   recorded once the journal works again, where it happened).
 //!
-//! A line cut short by a crash (the last line, without its newline or not
-//! parseable) is dropped with a warning and cut from the file; a line that
-//! cannot be read anywhere else is an error naming the file and line.
+//! A line cut short by a crash (the last line, without its newline) is
+//! dropped with a warning and cut from the file; any complete line (ending
+//! in a newline) that cannot be read, the last one included, is an error
+//! naming the file and line.
+//!
+//! After every write the journal checks that the file it wrote is still the
+//! one at its path (not deleted, not replaced): a journal removed while the
+//! daemon runs is a failed write, and [`Journal::repair`] puts the lines it
+//! holds back at the path.
 
 use std::{
     fs::{File, OpenOptions},
@@ -88,6 +97,23 @@ pub enum Entry {
         /// What happened.
         message: String,
     },
+    /// The journal could not be written, or could again.
+    Journal {
+        /// Failed or restored.
+        state: JournalState,
+        /// What went wrong, or what was done about it.
+        message: String,
+    },
+}
+
+/// The journal's own state, as a `journal` line records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JournalState {
+    /// Writes failed from here on (recorded once they work again).
+    Failed,
+    /// Writes work again.
+    Restored,
 }
 
 /// The daemon's own records, as written.
@@ -95,9 +121,20 @@ pub enum Entry {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Record {
     Tick,
-    Action { action: Action },
-    Connection { state: Connection },
-    Alert { kind: String, message: String },
+    Action {
+        action: Action,
+    },
+    Connection {
+        state: Connection,
+    },
+    Alert {
+        kind: String,
+        message: String,
+    },
+    Journal {
+        state: JournalState,
+        message: String,
+    },
 }
 
 impl Serialize for Entry {
@@ -115,6 +152,11 @@ impl Serialize for Entry {
                 message: message.clone(),
             }
             .serialize(s),
+            Entry::Journal { state, message } => Record::Journal {
+                state: *state,
+                message: message.clone(),
+            }
+            .serialize(s),
         }
     }
 }
@@ -125,7 +167,7 @@ impl<'de> Deserialize<'de> for Entry {
         let value = serde_json::Value::deserialize(d)?;
         let record = matches!(
             value.get("type").and_then(serde_json::Value::as_str),
-            Some("tick" | "action" | "connection" | "alert")
+            Some("tick" | "action" | "connection" | "alert" | "journal")
         );
         if record {
             Ok(
@@ -134,6 +176,7 @@ impl<'de> Deserialize<'de> for Entry {
                     Record::Action { action } => Entry::Action { action },
                     Record::Connection { state } => Entry::Connection { state },
                     Record::Alert { kind, message } => Entry::Alert { kind, message },
+                    Record::Journal { state, message } => Entry::Journal { state, message },
                 },
             )
         } else {
@@ -220,6 +263,13 @@ pub enum JournalError {
         /// What is wrong.
         message: String,
     },
+    /// The file written is no longer the one at the journal's path.
+    #[error("{path}: {what} while the daemon was writing it")]
+    Gone {
+        path: PathBuf,
+        /// `deleted` or `replaced by another file`.
+        what: &'static str,
+    },
 }
 
 /// An open journal, positioned for appending.
@@ -227,6 +277,30 @@ pub enum JournalError {
 pub struct Journal {
     path: PathBuf,
     file: File,
+    /// The bytes of complete, checked lines: what a repair keeps.
+    len: u64,
+}
+
+/// Which file a path or a handle is.
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// Whether `file` is still the file named `path` (not deleted, not
+/// replaced): a reader following a journal reopens it when it is not.
+pub fn still_at_path(file: &File, path: &Path) -> std::io::Result<bool> {
+    let open = file.metadata()?;
+    match std::fs::symlink_metadata(path) {
+        Ok(named) => Ok(identity(&named) == identity(&open) && links(&open) > 0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The number of names the open file has (0: deleted).
+fn links(meta: &std::fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::nlink(meta)
 }
 
 /// What opening a journal found.
@@ -291,7 +365,9 @@ impl Journal {
                     lines.push(line);
                     good_len = next;
                 }
-                Ok(_) | Err(_) if last => {
+                // Only a line without its newline was cut short by a crash;
+                // a complete line that does not read is damage.
+                Ok(_) | Err(_) if last && end.is_none() => {
                     let text = String::from_utf8_lossy(raw).into_owned();
                     dropped = Some((number, text));
                 }
@@ -322,6 +398,7 @@ impl Journal {
             journal: Journal {
                 path: path.to_owned(),
                 file,
+                len: good_len as u64,
             },
             lines,
             dropped,
@@ -333,8 +410,9 @@ impl Journal {
         &self.path
     }
 
-    /// Appends a line and syncs it to disk. Blocking: call it off the async
-    /// workers.
+    /// Appends a line, syncs it to disk and checks that the file is still
+    /// the one at the path. On any error the line does not count: a
+    /// [`Journal::repair`] cuts it. Blocking: call it off the async workers.
     pub fn append(&mut self, line: &JournalLine) -> Result<(), JournalError> {
         let mut text = serde_json::to_string(line).map_err(|e| JournalError::Io {
             path: self.path.clone(),
@@ -344,10 +422,106 @@ impl Journal {
         self.file
             .write_all(text.as_bytes())
             .and_then(|()| self.file.sync_data())
-            .map_err(|source| JournalError::Io {
-                path: self.path.clone(),
-                source,
-            })
+            .map_err(|source| self.io(source))?;
+        self.check()?;
+        self.len += text.len() as u64;
+        Ok(())
+    }
+
+    fn io(&self, source: std::io::Error) -> JournalError {
+        JournalError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Checks that the open file is still the one at the path: not deleted
+    /// (no name left), not replaced (the path names another file).
+    pub fn check(&self) -> Result<(), JournalError> {
+        let gone = |what| JournalError::Gone {
+            path: self.path.clone(),
+            what,
+        };
+        let open = self.file.metadata().map_err(|e| self.io(e))?;
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(named) if identity(&named) != identity(&open) => {
+                Err(gone("replaced by another file"))
+            }
+            Ok(_) if links(&open) == 0 => Err(gone("deleted")),
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(gone("deleted")),
+            Err(e) => Err(self.io(e)),
+        }
+    }
+
+    /// Makes the journal writable again after a failed write: cuts what the
+    /// failed write left, or, when the file was deleted or replaced, writes
+    /// the lines the open file still holds back at the path (a file found
+    /// there is kept beside it as `<name>.replaced-<unix time>`). Returns
+    /// what it did, for the record.
+    pub fn repair(&mut self) -> Result<String, JournalError> {
+        match self.check() {
+            Ok(()) => {
+                self.file.set_len(self.len).map_err(|e| self.io(e))?;
+                self.file.sync_all().map_err(|e| self.io(e))?;
+                Ok(format!("{} can be written again", self.path.display()))
+            }
+            Err(JournalError::Gone { what, .. }) => self.restore(what),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes the open file's checked lines to a new file at the path.
+    fn restore(&mut self, what: &str) -> Result<String, JournalError> {
+        use std::os::unix::fs::FileExt;
+        let mut kept = vec![0u8; usize::try_from(self.len).unwrap_or(usize::MAX)];
+        self.file
+            .read_exact_at(&mut kept, 0)
+            .map_err(|e| self.io(e))?;
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| self.io(e))?;
+        let name = self
+            .path
+            .file_name()
+            .map_or_else(|| "journal".into(), |n| n.to_string_lossy().into_owned());
+        let fresh = dir.join(format!("{name}.restoring"));
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .truncate(false)
+            .open(&fresh)
+            .map_err(|e| self.io(e))?;
+        file.set_len(0)
+            .and_then(|()| file.write_all(&kept))
+            .and_then(|()| file.sync_all())
+            .map_err(|e| self.io(e))?;
+        let mut aside = None;
+        if std::fs::symlink_metadata(&self.path).is_ok() {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let other = dir.join(format!("{name}.replaced-{secs}"));
+            std::fs::rename(&self.path, &other).map_err(|e| self.io(e))?;
+            aside = Some(other);
+        }
+        std::fs::rename(&fresh, &self.path).map_err(|e| self.io(e))?;
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| self.io(e))?;
+        self.file = file;
+        let mut done = format!(
+            "{} was {what}; its {} bytes were written back",
+            self.path.display(),
+            self.len
+        );
+        if let Some(other) = aside {
+            done.push_str(&format!(
+                " and the file found there was kept as {}",
+                other.display()
+            ));
+        }
+        Ok(done)
     }
 }
 
@@ -523,5 +697,93 @@ mod tests {
         let bad_square = text.replacen("\"tick\"", "\"lift\",\"square\":\"z9\"", 1);
         std::fs::write(&path, &bad_square).unwrap();
         assert!(Journal::open(&path).is_err());
+    }
+
+    /// Issue 11: a complete last line (with its newline) that does not read
+    /// is damage, named by file and line, and the file is left as it was.
+    #[test]
+    fn a_damaged_complete_last_line_is_an_error_not_a_torn_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("5.jsonl");
+        let mut text = serde_json::to_string(&line(1, Entry::Tick)).unwrap();
+        text.push_str("\n{\"seq\":2,\"g\":20,\"at\":2#0,\"type\":\"tick\"}\n");
+        std::fs::write(&path, &text).unwrap();
+        let err = Journal::open(&path).unwrap_err();
+        assert!(
+            matches!(err, JournalError::Corrupt { line: 2, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("5.jsonl:2:"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    }
+
+    /// Issue 11: a journal deleted or replaced under the daemon is noticed
+    /// at the next write, which does not count; a repair writes the lines
+    /// the open file holds back at the path (a file found there is kept
+    /// beside it), and writing goes on.
+    #[test]
+    fn a_journal_deleted_or_replaced_is_noticed_and_written_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("6.jsonl");
+        let mut j = Journal::open(&path).unwrap().journal;
+        j.append(&line(1, Entry::Tick)).unwrap();
+        j.check().unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(
+            j.check(),
+            Err(JournalError::Gone {
+                what: "deleted",
+                ..
+            })
+        ));
+        let err = j.append(&line(2, Entry::Tick)).unwrap_err();
+        assert!(err.to_string().contains("deleted"), "{err}");
+        let done = j.repair().unwrap();
+        assert!(done.contains("deleted"), "{done}");
+        j.append(&line(2, Entry::Event(BoardEvent::Draw))).unwrap();
+        let lines = Journal::open(&path).unwrap().lines;
+        assert_eq!(lines.len(), 2, "the unchecked line was cut");
+        assert_eq!(lines[1].entry, Entry::Event(BoardEvent::Draw));
+
+        // Replaced by another file: that file is kept aside.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, "someone else's\n").unwrap();
+        assert!(matches!(
+            j.check(),
+            Err(JournalError::Gone {
+                what: "replaced by another file",
+                ..
+            })
+        ));
+        let done = j.repair().unwrap();
+        assert!(done.contains("kept as"), "{done}");
+        j.append(&line(3, Entry::Tick)).unwrap();
+        assert_eq!(Journal::open(&path).unwrap().lines.len(), 3);
+        let aside: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().contains(".replaced-"))
+            .collect();
+        assert_eq!(aside.len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(aside[0].path()).unwrap(),
+            "someone else's\n"
+        );
+    }
+
+    /// A record of the journal's own failure reads and writes back.
+    #[test]
+    fn journal_records_round_trip() {
+        let text =
+            r#"{"seq":4,"g":9,"at":10,"type":"journal","state":"failed","message":"disk full"}"#;
+        let l: JournalLine = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            l.entry,
+            Entry::Journal {
+                state: JournalState::Failed,
+                message: "disk full".into()
+            }
+        );
+        assert_eq!(serde_json::to_string(&l).unwrap(), text);
     }
 }

@@ -232,6 +232,7 @@ pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
         speed,
         probe: true,
         max_event_streams: super::http::MAX_EVENT_STREAMS,
+        fresh_boards: Vec::new(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -26,6 +26,7 @@ pub mod http;
 pub mod hub;
 pub mod journal;
 pub mod lichess;
+pub mod limits;
 pub mod loadtest;
 pub mod lock;
 pub mod nats;
@@ -103,6 +104,20 @@ pub enum DaemonError {
     /// Another daemon runs on the same data directory.
     #[error(transparent)]
     Lock(#[from] lock::LockError),
+    /// A board's journal is missing from a data directory that had it.
+    #[error(
+        "board {board}: its journal {} is missing, but this data directory had it (see {}): restore the file, or start the board afresh on purpose with --fresh-board {board} (what it journaled is then lost)",
+        path.display(),
+        manifest.display()
+    )]
+    MissingJournal {
+        /// The board number.
+        board: u32,
+        /// The journal expected.
+        path: PathBuf,
+        /// The list of the data directory's journals.
+        manifest: PathBuf,
+    },
     /// The NATS broker refused something the daemon cannot go on without.
     #[error("NATS {url}: {message}")]
     Nats {
@@ -160,6 +175,8 @@ pub struct DaemonSpec {
     pub probe: bool,
     /// How many event streams (`GET /events`) may be open at once.
     pub max_event_streams: usize,
+    /// Boards whose missing journal starts afresh on purpose.
+    pub fresh_boards: Vec<u32>,
 }
 
 /// A running daemon.
@@ -387,11 +404,27 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
     // Before anything is read or written: a second daemon on the same
     // journals would interleave its lines with ours.
     let lock = lock::lock_data_dir(&spec.data_dir)?;
+    limits::raise_open_files();
     let (token, token_path, token_created) = load_or_create_token(&spec.data_dir)?;
     let round = Arc::new(spec.round.clone());
     let mut replayed: Vec<Published> = Vec::new();
     let mut max_g = 0;
     let mut prepared = Vec::new();
+    // A journal is created once: one missing from a data directory that
+    // had it was deleted, and starting its board empty would lose its game
+    // without a word.
+    let manifest_path = spec.data_dir.join(MANIFEST);
+    let mut had = read_manifest(&manifest_path)?;
+    for b in &spec.boards {
+        let path = dir.join(format!("{}.jsonl", b.id));
+        if had.contains(&b.id) && !spec.fresh_boards.contains(&b.id) && !path.exists() {
+            return Err(DaemonError::MissingJournal {
+                board: b.id,
+                path,
+                manifest: manifest_path,
+            });
+        }
+    }
     for b in &spec.boards {
         let engine = EngineConfig {
             orientation: b.orientation,
@@ -401,6 +434,11 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         max_g = max_g.max(r.last_g);
         replayed.extend(r.events);
         prepared.push((r.state, r.journal, b.feed.clone()));
+    }
+    let before = had.len();
+    had.extend(spec.boards.iter().map(|b| b.id));
+    if had.len() != before || !manifest_path.exists() {
+        write_manifest(&manifest_path, &had)?;
     }
     let hub = Hub::new(replayed, max_g, spec.probe);
     let opts = RunOptions { speed: spec.speed };
@@ -428,6 +466,59 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         lock: Some(lock),
         lichess,
     })
+}
+
+/// The data directory's list of the journals it has had.
+const MANIFEST: &str = "journals.json";
+
+/// The boards whose journals the data directory has had (none when the
+/// list is not there yet).
+fn read_manifest(path: &Path) -> Result<std::collections::BTreeSet<u32>, DaemonError> {
+    let io = |source| DaemonError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+        Err(e) => return Err(io(e)),
+    };
+    #[derive(serde::Deserialize)]
+    struct Manifest {
+        boards: std::collections::BTreeSet<u32>,
+    }
+    serde_json::from_str::<Manifest>(&text)
+        .map(|m| m.boards)
+        .map_err(|e| {
+            io(std::io::Error::other(format!(
+                "not a list of journals: {e}"
+            )))
+        })
+}
+
+/// Writes the list of journals (a new file renamed over the old one, so
+/// that a crash leaves one or the other).
+fn write_manifest(
+    path: &Path,
+    boards: &std::collections::BTreeSet<u32>,
+) -> Result<(), DaemonError> {
+    let io = |source| DaemonError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let text = serde_json::json!({ "boards": boards }).to_string() + "\n";
+    let fresh = path.with_extension("json.new");
+    let mut file = std::fs::File::create(&fresh).map_err(io)?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(io)?;
+    std::fs::rename(&fresh, path).map_err(io)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io)?;
+    }
+    Ok(())
 }
 
 /// Binds the HTTP address; returns the listener and the address it got.
@@ -524,6 +615,11 @@ pub struct RunArgs {
     pub publish: Option<String>,
     #[command(flatten)]
     pub lichess: lichess::LichessArgs,
+    /// Starts this board afresh although the data directory had a journal
+    /// for it that is missing now (repeat for several boards). Without it
+    /// the daemon refuses to start, so that a deleted journal is noticed.
+    #[arg(long, value_name = "BOARD")]
+    pub fresh_board: Vec<u32>,
 }
 
 /// The round's tags and the engine's settings from a config file and the
@@ -594,6 +690,7 @@ pub fn spec_from_config(config: EventConfig, args: &RunArgs) -> Result<DaemonSpe
         speed: args.serve.speed,
         probe: false,
         max_event_streams: args.serve.max_event_streams,
+        fresh_boards: args.fresh_board.clone(),
     })
 }
 

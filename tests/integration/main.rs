@@ -4,6 +4,7 @@ mod analyze;
 mod cli;
 mod corpus;
 mod daemon;
+mod dead;
 mod faults;
 mod hostile;
 mod lichess;

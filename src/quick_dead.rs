@@ -1,0 +1,277 @@
+//! The dead-position test run after every move (Art. 5.2.2), made cheap
+//! without changing its answers.
+//!
+//! The reference is CHA's quick test for both sides
+//! ([`is_dead_quick_reference`]). Its cost on real games goes into proving
+//! what is plain in nearly every position: the game is alive. chasolver
+//! 3.0.0's quick test (`winnability/fast.rs`) can only answer "dead" for a
+//! side through one of these routes:
+//!
+//! 1. a single legal move at the root (it plays forced moves first);
+//! 2. no legal move at all;
+//! 3. a full-width search to depth 4 (7 with only pawns and bishops) in
+//!    which *every* line ends in a position where the side has too little
+//!    material (its own material test) or that is mate or stalemate;
+//! 4. further tests on positions with "enough" pawns blocked head-on, where
+//!    no queen, rook or knight moved in that search: a deeper search and
+//!    the pawn-and-bishop routes need no queens, rooks or knights on the
+//!    board at all; static analysis needs every pawn to face an enemy pawn
+//!    on its file.
+//!
+//! [`is_dead_quick`] rules all four out without the solver when it can:
+//! two or more legal moves (1, 2); sufficient material by the solver's own
+//! test plus a *shuffle* — a piece move for each side, each taken back in
+//! turn, all legal, no capture — which is a line of quiet, never-ending
+//! moves of any length, so the search of route 3 meets a leaf it cannot
+//! close; and the pawn-structure counts of route 4. A side ruled out can
+//! still mate as far as the quick test knows, so the position is not dead
+//! by it; otherwise the solver runs as before. The test
+//! `quick_dead_position_test_matches_the_reference` compares both at every
+//! ply of the corpus and on the labelled positions.
+
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Rank, Role, attacks};
+
+use crate::winnability::{Verdict, can_checkmate_fast, neither_can_checkmate_fast};
+
+/// Whether CHA's quick test proves that neither side can checkmate: the
+/// same answer as [`is_dead_quick_reference`], usually without calling the
+/// solver.
+pub fn is_dead_quick(pos: &Chess) -> bool {
+    if pos.is_insufficient_material() {
+        return true;
+    }
+    let can_go_on = |side| {
+        !pos.has_insufficient_material(side)
+            && !solver_material_insufficient(pos, side)
+            && pawns_leave_no_route(pos, side)
+    };
+    if (can_go_on(Color::White) || can_go_on(Color::Black)) && has_shuffle(pos) {
+        return false;
+    }
+    neither_can_checkmate_fast(pos)
+}
+
+/// The quick test as it always ran: CHA's quick test for White, then for
+/// Black. The yardstick [`is_dead_quick`] is held to.
+pub fn is_dead_quick_reference(pos: &Chess) -> bool {
+    if pos.is_insufficient_material() {
+        return true;
+    }
+    can_checkmate_fast(pos, Color::White) == Verdict::No
+        && can_checkmate_fast(pos, Color::Black) == Verdict::No
+}
+
+/// Route 4 is closed for `side` as the intended winner: too few pawns
+/// blocked head-on (the solver's count), or a pawn facing no enemy pawn
+/// while a queen, rook or knight is on the board.
+fn pawns_leave_no_route(pos: &Chess, side: Color) -> bool {
+    let board = pos.board();
+    let pawns = board.pawns().count() as i32;
+    let needed = (pawns / 2 - 2).max(1) as u32;
+    let heavy_or_knight = (board.queens() | board.rooks() | board.knights()).any();
+    blocked_pawns(pos, side) < needed || (heavy_or_knight && has_lonely_pawn(pos))
+}
+
+/// `side`'s pawns with an enemy pawn or the enemy king right in front.
+fn blocked_pawns(pos: &Chess, side: Color) -> u32 {
+    let board = pos.board();
+    let ours = board.pawns() & board.by_color(side);
+    let blockers = (board.pawns() | board.kings()) & board.by_color(!side);
+    let ahead = match side {
+        Color::White => ours.0 << 8,
+        Color::Black => ours.0 >> 8,
+    };
+    (ahead & blockers.0).count_ones()
+}
+
+/// Whether the files of the pawns not about to promote differ between the
+/// sides: some pawn has no enemy pawn on its file.
+fn has_lonely_pawn(pos: &Chess) -> bool {
+    let board = pos.board();
+    let files = |side: Color, last: Rank| {
+        (board.pawns() & board.by_color(side))
+            .into_iter()
+            .filter(|sq| sq.rank() != last)
+            .fold(0u8, |files, sq| files | 1 << u32::from(sq.file()))
+    };
+    files(Color::White, Rank::Seventh) != files(Color::Black, Rank::Second)
+}
+
+/// The solver's own "too little material to mate" test for `side`, which
+/// is wider than the Laws' (shakmaty's): a lone knight against queens or
+/// bishops only, bishops when every bishop on the board stands on one
+/// colour and no knight or pawn is left.
+fn solver_material_insufficient(pos: &Chess, side: Color) -> bool {
+    let board = pos.board();
+    let ours = board.by_color(side);
+    let theirs = board.by_color(!side);
+    if ours.count() == 1 {
+        return true;
+    }
+    let blockers = board.knights() | board.bishops() | board.rooks() | board.pawns();
+    if ours.count() == 2 && (ours & board.knights()).any() && (theirs & blockers).is_empty() {
+        return true;
+    }
+    let our_bishops = ours & board.bishops();
+    if our_bishops.any() {
+        let complex = if (our_bishops & Bitboard::DARK_SQUARES).any() {
+            Bitboard::DARK_SQUARES
+        } else {
+            Bitboard::LIGHT_SQUARES
+        };
+        return ours.count() == our_bishops.count() + 1
+            && (board.bishops() & !complex).is_empty()
+            && board.knights().is_empty()
+            && board.pawns().is_empty();
+    }
+    false
+}
+
+/// Whether a shuffle exists: the side to move has two legal moves or more,
+/// and there are piece moves `a` (side to move) and `b` (opponent), neither
+/// a capture, such that `a`, `b`, `a` taken back and `b` taken back are
+/// legal in turn. Repeating it gives quiet lines of any length that never
+/// reach mate or stalemate and never change the material.
+///
+/// Candidates come straight from the attack tables and are checked one by
+/// one, which costs far less than generating every legal move.
+fn has_shuffle(pos: &Chess) -> bool {
+    // How many legal candidates to try per side: shuffles are everywhere
+    // in real games; where the first few fail, the solver decides.
+    const TRIES: usize = 3;
+    let mut legal_at_root = 0;
+    for a in quiet_piece_moves(pos) {
+        if legal_at_root > TRIES {
+            break;
+        }
+        if !pos.is_legal(a) {
+            continue;
+        }
+        legal_at_root += 1;
+        let mut after_a = pos.clone();
+        after_a.play_unchecked(a);
+        let back_a = taken_back(a);
+        let replies = quiet_piece_moves(&after_a)
+            .filter(|&b| after_a.is_legal(b))
+            .take(TRIES);
+        for b in replies {
+            let mut line = after_a.clone();
+            line.play_unchecked(b);
+            if !line.is_legal(back_a) {
+                continue;
+            }
+            line.play_unchecked(back_a);
+            if line.is_legal(taken_back(b)) {
+                // The solver plays out forced moves first: the root needs a
+                // second legal move for the line to start where ours does.
+                return legal_at_root > 1
+                    || quiet_piece_moves(pos)
+                        .filter(|&other| other != a)
+                        .any(|other| pos.is_legal(other));
+            }
+        }
+    }
+    false
+}
+
+/// Non-capturing moves of the side to move's pieces other than pawns,
+/// knights first, the king last; pseudo-legal (not checked against pins
+/// or check).
+pub(crate) fn quiet_piece_moves(pos: &Chess) -> impl Iterator<Item = Move> + '_ {
+    let board = pos.board();
+    let occupied = board.occupied();
+    let ours = board.by_color(pos.turn());
+    [
+        Role::Knight,
+        Role::Bishop,
+        Role::Rook,
+        Role::Queen,
+        Role::King,
+    ]
+    .into_iter()
+    .flat_map(move |role| {
+        (ours & board.by_role(role))
+            .into_iter()
+            .flat_map(move |from| {
+                let piece = role.of(pos.turn());
+                (attacks::attacks(from, piece, occupied) & !occupied)
+                    .into_iter()
+                    .map(move |to| Move::Normal {
+                        role,
+                        from,
+                        capture: None,
+                        to,
+                        promotion: None,
+                    })
+            })
+    })
+}
+
+/// The same piece going back: for the moves of [`quiet_piece_moves`].
+fn taken_back(m: Move) -> Move {
+    match m {
+        Move::Normal { role, from, to, .. } => Move::Normal {
+            role,
+            from: to,
+            to: from,
+            capture: None,
+            promotion: None,
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::position;
+
+    #[test]
+    fn the_start_position_is_alive_without_the_solver() {
+        let pos = Chess::default();
+        assert!(has_shuffle(&pos));
+        assert!(pawns_leave_no_route(&pos, Color::White));
+        assert!(!is_dead_quick(&pos));
+    }
+
+    #[test]
+    fn locked_pawns_with_bishops_still_go_to_the_solver() {
+        // Dead: every pawn blocked, bishops on one colour (a labelled "--").
+        let pos = position("2b1k3/8/8/1p1p1p1p/1P1P1P1P/8/8/2B1K3 w - - 0 1");
+        assert!(!pawns_leave_no_route(&pos, Color::White));
+        assert!(!pawns_leave_no_route(&pos, Color::Black));
+        assert!(is_dead_quick(&pos));
+        assert!(is_dead_quick_reference(&pos));
+    }
+
+    #[test]
+    fn no_shuffle_without_two_moves_or_a_quiet_reply() {
+        // Stalemate: no move at all.
+        let pos = position("k7/P7/1K6/8/8/8/8/7R b - - 0 1");
+        assert!(!has_shuffle(&pos));
+        // One legal move (Kb8): the solver plays it out first.
+        let pos = position("k7/8/1K6/8/8/8/8/R7 b - - 0 1");
+        assert!(!has_shuffle(&pos));
+    }
+
+    #[test]
+    fn blocked_counts_follow_each_side() {
+        // White pawn e4 blocked by e5; black pawn d5 blocked by the king d4.
+        let pos = position("4k3/8/8/3pp3/3KP3/8/8/8 w - - 0 1");
+        assert_eq!(blocked_pawns(&pos, Color::White), 1);
+        assert_eq!(blocked_pawns(&pos, Color::Black), 2);
+        assert!(has_lonely_pawn(&pos));
+    }
+
+    #[test]
+    fn solver_material_test_is_wider_than_the_laws() {
+        // K+N against K+Q: the knight's side cannot mate (nothing of Black's
+        // can block its own king) — shakmaty says "sufficient".
+        let pos = position("8/3k4/2q5/8/8/K1N5/8/8 b - - 0 1");
+        assert!(solver_material_insufficient(&pos, Color::White));
+        assert!(!solver_material_insufficient(&pos, Color::Black));
+        // Bishops on both colours can mate.
+        let pos = position("4k3/8/8/8/8/8/8/2B1KB2 w - - 0 1");
+        assert!(!solver_material_insufficient(&pos, Color::White));
+    }
+}
