@@ -67,8 +67,13 @@ impl Engine {
             // later than clocks, and a scanning board can be a ply or two
             // behind, its last scan showing the piece still in the hand): it
             // is completed as soon as the board shows it, or found illegal
-            // then (`pressed_before_scan`).
-            self.clock.pending_press[color] = true;
+            // then (`pressed_before_scan`). A press by the player whose
+            // move is already completed, with the board not behind the
+            // clock, announces nothing: it must not complete his next move.
+            let turn = self.game().position().turn();
+            if turn == color || self.clock.pending_press[turn] {
+                self.clock.pending_press[color] = true;
+            }
         }
     }
 
