@@ -57,6 +57,13 @@ pub enum AlertKind {
     /// The board is set up turned round (White's pieces on the side it
     /// numbers a8–h8); it is read turned back.
     BoardRotated,
+    /// The full analysis could not decide, within its budget, whether a
+    /// position the quick test left open is dead (Art. 5.2.2): the game goes
+    /// on; information for the arbiter, nothing is guessed.
+    DeadPositionUndecided,
+    /// The full analysis proved dead a position moves had already been made
+    /// from: the game ended there (Art. 5.2.2) and those moves are void.
+    MovesVoid,
 }
 
 impl AlertKind {
@@ -68,6 +75,7 @@ impl AlertKind {
             AlertKind::ThreefoldClaimable
                 | AlertKind::FiftyMovesClaimable
                 | AlertKind::PositionRestored
+                | AlertKind::DeadPositionUndecided
         )
     }
 
@@ -91,6 +99,8 @@ impl AlertKind {
             AlertKind::IllegalPosition => "illegal_position",
             AlertKind::ResultSignal => "result_signal",
             AlertKind::BoardRotated => "board_rotated",
+            AlertKind::DeadPositionUndecided => "dead_position_undecided",
+            AlertKind::MovesVoid => "moves_void",
         }
     }
 }
