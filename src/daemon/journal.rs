@@ -287,6 +287,17 @@ fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
     (meta.dev(), meta.ino())
 }
 
+/// Whether `file` is still the file named `path` (not deleted, not
+/// replaced): a reader following a journal reopens it when it is not.
+pub fn still_at_path(file: &File, path: &Path) -> std::io::Result<bool> {
+    let open = file.metadata()?;
+    match std::fs::symlink_metadata(path) {
+        Ok(named) => Ok(identity(&named) == identity(&open) && links(&open) > 0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// The number of names the open file has (0: deleted).
 fn links(meta: &std::fs::Metadata) -> u64 {
     std::os::unix::fs::MetadataExt::nlink(meta)

@@ -69,6 +69,14 @@ impl Tail {
         if self.queued.len() >= QUEUE {
             return Ok(());
         }
+        // A journal deleted or replaced under the daemon is written back at
+        // its path (see `Journal::repair`): follow the file at the path, not
+        // the old one, whose last line may be one the daemon did not count.
+        if let Some(file) = &self.file
+            && !super::journal::still_at_path(file, &self.path)?
+        {
+            self.file = None;
+        }
         if self.file.is_none() {
             match File::open(&self.path) {
                 Ok(f) => self.file = Some(f),
@@ -367,6 +375,35 @@ mod tests {
         assert_eq!(seqs(&t), [2, 3]);
         t.read(10).unwrap();
         assert_eq!(seqs(&t), [2, 3, 4]);
+    }
+
+    /// Issue 11: a journal deleted under the daemon and written back at
+    /// its path: the publisher follows the file at the path, so a line left
+    /// in the deleted file only (one the daemon did not count) is never
+    /// published, and the lines written after the repair are.
+    #[test]
+    fn follows_a_journal_written_back_at_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.jsonl");
+        let line = |seq: u64, kind: &str| {
+            format!("{{\"seq\":{seq},\"g\":{seq},\"at\":0,\"type\":\"{kind}\"}}\n")
+        };
+        let mut f = File::create(&path).unwrap();
+        write!(f, "{}", line(1, "tick")).unwrap();
+        let mut t = tail(path.clone(), 0);
+        t.read(u64::MAX).unwrap();
+        assert_eq!(seqs(&t), [1]);
+        std::fs::remove_file(&path).unwrap();
+        write!(f, "{}", line(2, "draw")).unwrap();
+        t.read(u64::MAX).unwrap();
+        assert_eq!(seqs(&t), [1], "nothing read from the deleted file");
+        std::fs::write(&path, line(1, "tick") + &line(2, "tick")).unwrap();
+        t.read(u64::MAX).unwrap();
+        assert_eq!(seqs(&t), [1, 2]);
+        assert!(
+            t.queued[1].2.ends_with(b"\"tick\"}"),
+            "the line at the path"
+        );
     }
 
     #[test]

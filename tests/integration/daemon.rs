@@ -815,14 +815,11 @@ fn dashboard_shows_a_move_in_headless_chromium() {
     assert!(dom.contains("Morphy, Paul"), "players on the page");
 }
 
-/// A hardware source: the daemon reads a virtual DGT board on a
-/// pseudo-terminal through the live serial path, and the broadcast PGN is
-/// the game played on it, with its clock times.
-#[test]
-fn dgt_source_reads_a_virtual_board() {
-    let dir = tempfile::tempdir().unwrap();
-    let link = dir.path().join("vdgt");
-    let mut board = Command::new(env!("CARGO_BIN_EXE_eboard"))
+/// A virtual DGT board playing the Opera game on a pseudo-terminal at
+/// `speed`, and a config of one `dgt:` board reading it.
+pub(crate) fn virtual_dgt_board(dir: &Path, speed: &str) -> (Child, PathBuf) {
+    let link = dir.join("vdgt");
+    let board = Command::new(env!("CARGO_BIN_EXE_eboard"))
         .args([
             "virtual-board",
             "pgn/opera-game.pgn",
@@ -830,7 +827,7 @@ fn dgt_source_reads_a_virtual_board() {
             "--protocol",
             "dgt",
         ])
-        .args(["--speed", "20", "--link", link.to_str().unwrap()])
+        .args(["--speed", speed, "--link", link.to_str().unwrap()])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -841,7 +838,7 @@ fn dgt_source_reads_a_virtual_board() {
         assert!(Instant::now() < deadline, "the virtual board did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let config = dir.path().join("event.toml");
+    let config = dir.join("event.toml");
     std::fs::write(
         &config,
         format!(
@@ -850,6 +847,30 @@ fn dgt_source_reads_a_virtual_board() {
         ),
     )
     .unwrap();
+    (board, config)
+}
+
+/// Waits (at most 90 s) until the virtual board's game ends in mate, stops
+/// the board, and returns the broadcast's only game and the Opera game.
+pub(crate) fn opera_game_broadcast(d: &Daemon, board: &mut Child) -> (ImportedGame, ImportedGame) {
+    d.wait_boards(90, |b| b["termination"] == "checkmate");
+    let pgn = d.get("/round.pgn").body;
+    let _ = board.kill();
+    let _ = board.wait();
+    let mut games = read_games(pgn.as_bytes()).unwrap();
+    assert_eq!(games.len(), 1, "{pgn}");
+    let text = std::fs::read_to_string(root().join("pgn/opera-game.pgn")).unwrap();
+    let expected = read_games(text.as_bytes()).unwrap().swap_remove(0);
+    (games.swap_remove(0), expected)
+}
+
+/// A hardware source: the daemon reads a virtual DGT board on a
+/// pseudo-terminal through the live serial path, and the broadcast PGN is
+/// the game played on it, with its clock times.
+#[test]
+fn dgt_source_reads_a_virtual_board() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut board, config) = virtual_dgt_board(dir.path(), "20");
     let data = dir.path().join("data");
     let d = Daemon::start(&[
         "run",
@@ -858,23 +879,10 @@ fn dgt_source_reads_a_virtual_board() {
         "--data-dir",
         data.to_str().unwrap(),
     ]);
-    d.wait_boards(90, |b| b["termination"] == "checkmate");
-    let pgn = d.get("/round.pgn").body;
-    let _ = board.kill();
-    let _ = board.wait();
-    let games = eboard::pgn::read_games(pgn.as_bytes()).unwrap();
-    let expected = eboard::pgn::read_games(
-        std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pgn/opera-game.pgn"),
-        )
-        .unwrap()
-        .as_bytes(),
-    )
-    .unwrap();
-    assert_eq!(games.len(), 1);
-    assert_eq!(games[0].moves, expected[0].moves);
+    let (game, expected) = opera_game_broadcast(&d, &mut board);
+    assert_eq!(game.moves, expected.moves);
     assert!(
-        games[0].clocks.iter().all(Option::is_some),
+        game.clocks.iter().all(Option::is_some),
         "every move has its clock"
     );
 }

@@ -396,21 +396,13 @@ fn issue_11_deleted_journal_is_noticed_and_nothing_answered_200_is_lost() {
     assert_eq!(detail["connection"], "ended");
 }
 
-/// The journal's file cannot grow (the daemon runs with a file-size limit,
-/// as a full disk): the board shows `journal_failed` and an alert, refuses
-/// actions with 503, and once the limit is lifted it journals the events it
-/// waited with, in order, and goes on by itself.
-#[test]
-fn issue_11_journal_that_cannot_be_written_fails_visibly_then_recovers() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = reporting_clock_script();
-    let (config, data) = script_board(dir.path(), "Full Cup", &script);
-    let limit: libc::rlim_t = 1500;
-    let d = Daemon::start_with(&run_args(&config, &data, "10"), Stdio::null(), |cmd| {
+/// Starts the daemon with files limited to `limit` bytes, as on a full
+/// disk: a write past it fails (EFBIG) instead of killing the process.
+fn file_size_limit(limit: libc::rlim_t) -> impl FnOnce(&mut Command) {
+    move |cmd| {
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
-                // A write past the limit fails (EFBIG) instead of killing.
                 libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
                 let r = libc::rlimit {
                     rlim_cur: limit,
@@ -422,7 +414,42 @@ fn issue_11_journal_that_cannot_be_written_fails_visibly_then_recovers() {
                 Ok(())
             });
         }
-    });
+    }
+}
+
+/// Space comes back: the running daemon's file-size limit is lifted.
+fn lift_file_size_limit(pid: u32) {
+    let lifted = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: a plain system call on the child's pid with valid pointers.
+    let done = unsafe {
+        libc::prlimit(
+            pid as libc::pid_t,
+            libc::RLIMIT_FSIZE,
+            &lifted,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(done, 0, "{}", std::io::Error::last_os_error());
+}
+
+/// The journal's file cannot grow (the daemon runs with a file-size limit,
+/// as a full disk): the board shows `journal_failed` and an alert, refuses
+/// actions with 503, and once the limit is lifted it journals the events it
+/// waited with, in order, and goes on by itself.
+#[test]
+fn issue_11_journal_that_cannot_be_written_fails_visibly_then_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = reporting_clock_script();
+    let (config, data) = script_board(dir.path(), "Full Cup", &script);
+    let limit: libc::rlim_t = 1500;
+    let d = Daemon::start_with(
+        &run_args(&config, &data, "10"),
+        Stdio::null(),
+        file_size_limit(limit),
+    );
     let b = wait_board_1(&d, 30, |b| b["connection"] == "journal_failed");
     assert!(has_alert(&b, "journal_failed"), "{b}");
     assert!(
@@ -445,20 +472,7 @@ fn issue_11_journal_that_cannot_be_written_fails_visibly_then_recovers() {
     assert!(size <= limit, "{size} bytes");
 
     // Space comes back.
-    let lifted = libc::rlimit {
-        rlim_cur: libc::RLIM_INFINITY,
-        rlim_max: libc::RLIM_INFINITY,
-    };
-    // SAFETY: a plain system call on the child's pid with valid pointers.
-    let done = unsafe {
-        libc::prlimit(
-            d.pid() as libc::pid_t,
-            libc::RLIMIT_FSIZE,
-            &lifted,
-            std::ptr::null_mut(),
-        )
-    };
-    assert_eq!(done, 0, "{}", std::io::Error::last_os_error());
+    lift_file_size_limit(d.pid());
     d.wait_boards(60, |b| b["connection"] == "ended");
     let pgn = d.get("/boards/1.pgn").body;
     assert!(pgn.contains("2. Nf3"), "{pgn}");
@@ -478,6 +492,50 @@ fn refused(args: &[&str]) -> String {
         .expect("run eboard");
     assert!(!out.status.success(), "eboard {args:?} must not start");
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A hardware board (a virtual DGT board on a pseudo-terminal) whose
+/// journal cannot be written for a while: what it reports meanwhile waits
+/// in memory and is journaled in order once the journal works again, so
+/// the broadcast has the whole game.
+#[test]
+fn issue_11_live_board_events_wait_in_memory_while_the_journal_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut board, config) = crate::daemon::virtual_dgt_board(dir.path(), "10");
+    let data = dir.path().join("data");
+    let args = [
+        "run",
+        "--config",
+        config.to_str().unwrap(),
+        "--data-dir",
+        data.to_str().unwrap(),
+    ];
+    let d = Daemon::start_with(&args, Stdio::null(), file_size_limit(1500));
+    wait_board_1(&d, 60, |b| b["connection"] == "journal_failed");
+    let waiting = d.json("/boards")["boards"][0]["ply"].clone();
+    // The board plays on meanwhile.
+    std::thread::sleep(Duration::from_secs(2));
+    lift_file_size_limit(d.pid());
+    let (game, expected) = crate::daemon::opera_game_broadcast(&d, &mut board);
+    assert_eq!(game.moves, expected.moves, "failed at ply {waiting}");
+    assert!(
+        waiting.as_u64().unwrap() < expected.moves.len() as u64 / 2,
+        "the journal failed early in the game: at ply {waiting}"
+    );
+    let lines = journal_lines(&data.join("boards/1.jsonl"));
+    for (n, l) in lines.iter().enumerate() {
+        assert_eq!(l.seq, n as u64 + 1);
+    }
+    assert!(
+        lines.windows(2).all(|w| w[0].at <= w[1].at),
+        "the board's times in order"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| matches!(l.entry, Entry::Journal { .. })),
+        "the failure is journaled"
+    );
 }
 
 /// A complete last line (ending in a newline) that does not read is damage:
