@@ -62,6 +62,13 @@ pub enum AlertKind {
     /// certain move and the message lists the candidates in SAN, for the
     /// arbiter to pick one.
     OutOfSync,
+    /// The full analysis could not decide, within its budget, whether a
+    /// position the quick test left open is dead (Art. 5.2.2): the game goes
+    /// on; information for the arbiter, nothing is guessed.
+    DeadPositionUndecided,
+    /// The full analysis proved dead a position moves had already been made
+    /// from: the game ended there (Art. 5.2.2) and those moves are void.
+    MovesVoid,
 }
 
 impl AlertKind {
@@ -73,6 +80,7 @@ impl AlertKind {
             AlertKind::ThreefoldClaimable
                 | AlertKind::FiftyMovesClaimable
                 | AlertKind::PositionRestored
+                | AlertKind::DeadPositionUndecided
         )
     }
 
@@ -97,6 +105,8 @@ impl AlertKind {
             AlertKind::ResultSignal => "result_signal",
             AlertKind::BoardRotated => "board_rotated",
             AlertKind::OutOfSync => "out_of_sync",
+            AlertKind::DeadPositionUndecided => "dead_position_undecided",
+            AlertKind::MovesVoid => "moves_void",
         }
     }
 }

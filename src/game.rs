@@ -11,6 +11,7 @@ use crate::{
     alert::Alert,
     event::{Millis, Seconds},
     pgn::{PgnGame, PgnMove, write_pgn},
+    winnability::Verdict,
 };
 
 /// How a game ended. The snake_case names are a public contract
@@ -130,6 +131,22 @@ pub struct Game {
     termination: Option<Termination>,
     /// Whether the current position has no legal move (mate or stalemate).
     stuck: bool,
+    /// How far the full dead-position analysis has gone through the game.
+    pub(crate) dead_watch: DeadWatch,
+}
+
+/// The full dead-position analysis's progress through a game's positions
+/// (see `engine::full_dead`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DeadWatch {
+    /// The last ply whose position is settled: analysed, or known to have
+    /// the same future as an analysed one.
+    pub settled: Option<usize>,
+    /// The verdict carried by the settled position (`Verdict::No`: not
+    /// dead, `Verdict::Unknown`: undecided); `None` when unknown to us.
+    pub carried: Option<Verdict>,
+    /// The ply whose analysis was asked for and has not come back.
+    pub requested: Option<usize>,
 }
 
 impl Game {
@@ -139,6 +156,14 @@ impl Game {
         let setup =
             (start != Chess::default()).then(|| Fen::from_position(&start, EnPassantMode::Legal));
         let stuck = !has_legal_move(&start);
+        // A dead position ends the game when a move produces it (Art.
+        // 5.2.2): the start is settled; the standard one is alive, a set-up
+        // one unknown to us.
+        let dead_watch = DeadWatch {
+            settled: Some(0),
+            carried: (start == Chess::default()).then_some(Verdict::No),
+            requested: None,
+        };
         Game {
             tags: Vec::new(),
             setup,
@@ -151,6 +176,7 @@ impl Game {
             outcome: Outcome::Unknown,
             termination: None,
             stuck,
+            dead_watch,
         }
     }
 
@@ -303,6 +329,14 @@ impl Game {
         self.keys.truncate(ply + 1);
         self.bases.truncate(ply + 1);
         self.stuck = !has_legal_move(self.position());
+        let watch = &mut self.dead_watch;
+        if watch.settled.is_some_and(|settled| settled > ply) {
+            watch.settled = Some(ply);
+            watch.carried = None;
+        }
+        if watch.requested.is_some_and(|requested| requested > ply) {
+            watch.requested = None;
+        }
     }
 
     pub(crate) fn moves_mut(&mut self) -> &mut [RecordedMove] {

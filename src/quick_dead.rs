@@ -29,7 +29,7 @@
 //! `quick_dead_position_test_matches_the_reference` compares both at every
 //! ply of the corpus and on the labelled positions.
 
-use shakmaty::{Bitboard, Chess, Color, Move, Position, Rank, Role, attacks};
+use shakmaty::{Bitboard, Chess, Color, EnPassantMode, Move, Position, Rank, Role, attacks};
 
 use crate::winnability::{Verdict, can_checkmate_fast, neither_can_checkmate_fast};
 
@@ -136,9 +136,6 @@ fn solver_material_insufficient(pos: &Chess, side: Color) -> bool {
 /// Candidates come straight from the attack tables and are checked one by
 /// one, which costs far less than generating every legal move.
 fn has_shuffle(pos: &Chess) -> bool {
-    // How many legal candidates to try per side: shuffles are everywhere
-    // in real games; where the first few fail, the solver decides.
-    const TRIES: usize = 3;
     let mut legal_at_root = 0;
     for a in quiet_piece_moves(pos) {
         if legal_at_root > TRIES {
@@ -150,28 +147,57 @@ fn has_shuffle(pos: &Chess) -> bool {
         legal_at_root += 1;
         let mut after_a = pos.clone();
         after_a.play_unchecked(a);
-        let back_a = taken_back(a);
-        let replies = quiet_piece_moves(&after_a)
-            .filter(|&b| after_a.is_legal(b))
-            .take(TRIES);
-        for b in replies {
-            let mut line = after_a.clone();
-            line.play_unchecked(b);
-            if !line.is_legal(back_a) {
-                continue;
-            }
-            line.play_unchecked(back_a);
-            if line.is_legal(taken_back(b)) {
-                // The solver plays out forced moves first: the root needs a
-                // second legal move for the line to start where ours does.
-                return legal_at_root > 1
-                    || quiet_piece_moves(pos)
-                        .filter(|&other| other != a)
-                        .any(|other| pos.is_legal(other));
-            }
+        if shuffles_back(&after_a, taken_back(a)).next().is_some() {
+            // The solver plays out forced moves first: the root needs a
+            // second legal move for the line to start where ours does.
+            return legal_at_root > 1
+                || quiet_piece_moves(pos)
+                    .filter(|&other| other != a)
+                    .any(|other| pos.is_legal(other));
         }
     }
     false
+}
+
+/// How many legal candidates to try per side: shuffles are everywhere in
+/// real games; where the first few fail, the caller falls back to the
+/// solver.
+const TRIES: usize = 3;
+
+/// From `after` (the opponent to move): the positions after a quiet piece
+/// move `b` of the opponent, then `back` (the last move taken back), then
+/// `b` taken back, for the first few `b` with which all three are legal.
+fn shuffles_back(after: &Chess, back: Move) -> impl Iterator<Item = Chess> + '_ {
+    quiet_piece_moves(after)
+        .filter(|&b| after.is_legal(b))
+        .take(TRIES)
+        .filter_map(move |b| {
+            let mut line = after.clone();
+            for step in [b, back, taken_back(b)] {
+                if !line.is_legal(step) {
+                    return None;
+                }
+                line.play_unchecked(step);
+            }
+            Some(line)
+        })
+}
+
+/// Whether `before` can come back from `after`, the position `m` left: `m`
+/// is a quiet piece move, and some quiet piece move of the opponent, `m`
+/// taken back and that move taken back are legal in turn and give `before`
+/// again (same pieces, side to move, castling rights and en passant). Each
+/// position is then reachable from the other, so they have the same
+/// future: both dead or neither (the move counters aside, which the
+/// analysis ignores).
+pub(crate) fn leads_back(before: &Chess, m: Move, after: &Chess) -> bool {
+    quiet_piece_move(&m)
+        && shuffles_back(after, taken_back(m)).any(|line| {
+            line.board() == before.board()
+                && line.turn() == before.turn()
+                && line.castles().castling_rights() == before.castles().castling_rights()
+                && line.ep_square(EnPassantMode::Legal) == before.ep_square(EnPassantMode::Legal)
+        })
 }
 
 /// Non-capturing moves of the side to move's pieces other than pawns,
@@ -205,6 +231,20 @@ pub(crate) fn quiet_piece_moves(pos: &Chess) -> impl Iterator<Item = Move> + '_ 
                     })
             })
     })
+}
+
+/// A move of a piece other than a pawn, capturing nothing: one that can
+/// be taken back.
+fn quiet_piece_move(m: &Move) -> bool {
+    matches!(
+        m,
+        Move::Normal {
+            role,
+            capture: None,
+            promotion: None,
+            ..
+        } if *role != Role::Pawn
+    )
 }
 
 /// The same piece going back: for the moves of [`quiet_piece_moves`].

@@ -13,7 +13,11 @@ use tokio::{
     time::Instant,
 };
 
-use crate::event::{Millis, TimedEvent};
+use crate::{
+    engine::DeadCheck,
+    event::{Millis, TimedEvent},
+    winnability::{Budget, Verdict, is_dead},
+};
 
 use super::{
     action::Action,
@@ -207,12 +211,53 @@ pub fn spawn(
         rx,
         failed: None,
         next_check: Instant::now() + JOURNAL_CHECK,
+        verdicts: mpsc::unbounded_channel(),
     };
     tokio::spawn(actor.run());
     BoardHandle {
         id,
         tx,
         snapshot: snap_rx,
+    }
+}
+
+/// The full analyses running at once, for all boards: one core is left to
+/// the boards, the journals and the server.
+fn analysis_permits() -> Arc<tokio::sync::Semaphore> {
+    static PERMITS: std::sync::OnceLock<Arc<tokio::sync::Semaphore>> = std::sync::OnceLock::new();
+    PERMITS
+        .get_or_init(|| {
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            Arc::new(tokio::sync::Semaphore::new(cores.saturating_sub(1).max(1)))
+        })
+        .clone()
+}
+
+/// CHA's full dead-position analysis of `check`, on a blocking thread of
+/// the bounded pool, never on the async workers or in a board's task. Its
+/// budget is chasolver's own node limits, so the verdict does not depend on
+/// the machine's load.
+async fn analyse_off_the_board(check: DeadCheck) -> Entry {
+    let (game, ply) = (check.game, check.ply);
+    let permit = analysis_permits().acquire_owned().await;
+    let analysed = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        is_dead(&check.position, Budget::DETERMINISTIC)
+    })
+    .await;
+    let (dead, skipped) = match analysed {
+        Ok(Ok(Verdict::Yes)) => (Some(true), false),
+        Ok(Ok(Verdict::No)) => (Some(false), false),
+        Ok(Ok(Verdict::Unknown)) => (None, false),
+        // The solver cannot take the position, or the analysis was lost:
+        // the next move's position is analysed instead.
+        Ok(Err(_)) | Err(_) => (None, true),
+    };
+    Entry::DeadVerdict {
+        game,
+        ply,
+        dead,
+        skipped,
     }
 }
 
@@ -274,6 +319,8 @@ struct Actor {
     failed: Option<Failure>,
     /// When an idle board next checks its journal.
     next_check: Instant,
+    /// Full dead-position verdicts coming back from the analysis pool.
+    verdicts: (mpsc::UnboundedSender<Entry>, mpsc::UnboundedReceiver<Entry>),
 }
 
 /// A board whose journal cannot be written.
@@ -315,6 +362,9 @@ impl Actor {
         }
         loop {
             let failed = self.failed.is_some();
+            if !failed {
+                self.request_analyses();
+            }
             let step = if failed {
                 None
             } else {
@@ -338,7 +388,28 @@ impl Actor {
                     self.live(msg).await;
                 }
                 () = tokio::time::sleep_until(self.next_check), if !failed => self.check_journal(),
+                Some(entry) = self.verdicts.1.recv(), if !failed => {
+                    // Journaled at the board's present time: a replay meets
+                    // it after the same events as the live board did.
+                    let at = self.state.last_at();
+                    self.write_apply(entry, at, std::time::Instant::now(), Unwritten::Hold)
+                        .await;
+                }
             }
+        }
+    }
+
+    /// Sends the positions that need the full dead-position analysis to
+    /// the analysis pool; each verdict comes back on `verdicts`, to be
+    /// journaled and applied like any input.
+    fn request_analyses(&mut self) {
+        while let Some(check) = self.state.next_dead_check() {
+            let tx = self.verdicts.0.clone();
+            tokio::spawn(async move {
+                let entry = analyse_off_the_board(check).await;
+                // The board may have stopped meanwhile.
+                let _ = tx.send(entry);
+            });
         }
     }
 

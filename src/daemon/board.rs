@@ -13,9 +13,10 @@ use serde_json::json;
 use shakmaty::{Chess, Color, EnPassantMode, Outcome, Position, fen::Fen, uci::UciMove};
 
 use crate::{
-    engine::{Engine, EngineConfig, GameEvent},
+    engine::{DeadCheck, Engine, EngineConfig, GameEvent},
     event::{BoardEvent, Millis, Seconds, TimedEvent, format_clock, side_name},
     game::Game,
+    winnability::Verdict,
 };
 
 use super::{
@@ -253,6 +254,26 @@ impl BoardState {
             Entry::Alert { kind, message } => {
                 self.raise(kind.clone(), None, message.clone(), None, &mut extra);
             }
+            Entry::DeadVerdict {
+                game,
+                ply,
+                dead,
+                skipped,
+            } => {
+                if *skipped {
+                    self.engine.skip_dead_check(*ply);
+                } else {
+                    let verdict = match dead {
+                        Some(true) => Verdict::Yes,
+                        Some(false) => Verdict::No,
+                        None => Verdict::Unknown,
+                    };
+                    self.engine
+                        .apply_dead_verdict(*game, *ply, verdict, line.at);
+                }
+                // The moves held back for the verdict may go out now.
+                self.pgn_dirty = true;
+            }
             Entry::Action { action } => {
                 self.apply_action(action, line.at, &mut extra);
                 self.actions.push(ActionRecord {
@@ -363,16 +384,28 @@ impl BoardState {
 impl BoardState {
     /// How many moves of the broadcast game are published (in the
     /// broadcast PGN): the completed ones, or all once the game is over.
+    /// A move whose position waits for the full dead-position analysis is
+    /// held back until its verdict is in, so that a dead position found
+    /// late never takes back what the broadcast showed.
     pub fn published_plies(&self) -> usize {
         let game = self.round_game();
         if game.is_over() {
             game.ply()
         } else {
-            game.moves()
+            let completed = game
+                .moves()
                 .iter()
                 .take_while(|m| m.completed_at.is_some())
-                .count()
+                .count();
+            let waiting = game.dead_watch.requested.map(|ply| ply.saturating_sub(1));
+            waiting.map_or(completed, |held| completed.min(held))
         }
+    }
+
+    /// The next position of the current game that needs the full
+    /// dead-position analysis (see [`Engine::next_dead_check`]).
+    pub fn next_dead_check(&mut self) -> Option<DeadCheck> {
+        self.engine.next_dead_check()
     }
 
     /// Whether `action` would remove published moves from the broadcast,
@@ -910,6 +943,49 @@ mod tests {
             entry: Entry::Action { action },
         };
         state.apply(&line)
+    }
+
+    /// Issue 14: the verdict of the full dead-position analysis is an input
+    /// like any other. Labelled in the CHA test vectors: "W-" before g4-g5,
+    /// "--" (dead) after it.
+    #[test]
+    fn a_dead_verdict_ends_the_game_at_its_ply_and_holds_the_move_back_until_then() {
+        let mut s = state();
+        feed(
+            &mut s,
+            "@0 setup Bb1k1b2/bKp1p1p1/1pP1P1P1/pP6/6P1/P7/8/8 w - - 0 1\n@1000 lift g4\n@1300 place g5\n@1500 press white\n@3000 lift d8\n@3300 place e8\n@3500 press black\n",
+        );
+        assert_eq!(s.engine().game().ply(), 2);
+        assert_eq!(s.published_plies(), 2, "no analysis asked yet");
+        let check = s.next_dead_check().expect("g5 is analysed");
+        assert_eq!((check.game, check.ply), (0, 1));
+        assert_eq!(s.published_plies(), 0, "g5 waits for its verdict");
+        let line = JournalLine {
+            seq: s.seq() + 1,
+            g: 0,
+            at: 4000,
+            entry: Entry::DeadVerdict {
+                game: 0,
+                ply: 1,
+                dead: Some(true),
+                skipped: false,
+            },
+        };
+        // The line as the journal writes and reads it.
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(text.contains(r#""type":"dead_verdict""#), "{text}");
+        let read: JournalLine = serde_json::from_str(&text).unwrap();
+        assert_eq!(read, line);
+        let out = s.apply(&read);
+        let game = s.engine().game();
+        assert_eq!(game.ply(), 1, "Ke8 came after the dead position: void");
+        assert_eq!(
+            game.termination(),
+            Some(crate::game::Termination::DeadPosition)
+        );
+        assert!(out.iter().any(|p| p.kind == "result"));
+        assert!(s.alerts().iter().any(|a| a.kind == "moves_void"));
+        assert_eq!(s.published_plies(), 1);
     }
 
     const MOVES: &str = "@1000 lift e2\n@1300 place e4\n@1500 press white\n@1520 clock 0:04:58 0:05:00\n@3000 lift e7\n@3300 place e5\n@3500 press black\n@3520 clock 0:04:58 0:04:57\n@5000 lift g1\n@5300 place f3\n";

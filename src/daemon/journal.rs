@@ -104,6 +104,20 @@ pub enum Entry {
         /// What went wrong, or what was done about it.
         message: String,
     },
+    /// The full dead-position analysis of a position, computed off the
+    /// board's task and journaled when it came back (Art. 5.2.2; see
+    /// `Engine::next_dead_check`): a replay reads it, never recomputes it.
+    DeadVerdict {
+        /// The game (from 0 in the board's session).
+        game: usize,
+        /// The position after this many moves.
+        ply: usize,
+        /// Dead (`true`), not dead (`false`), undecided within the budget
+        /// (`null`), or not analysable (`skipped`).
+        dead: Option<bool>,
+        /// The solver could not take the position.
+        skipped: bool,
+    },
 }
 
 /// The journal's own state, as a `journal` line records it.
@@ -135,6 +149,13 @@ enum Record {
         state: JournalState,
         message: String,
     },
+    DeadVerdict {
+        game: usize,
+        ply: usize,
+        dead: Option<bool>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        skipped: bool,
+    },
 }
 
 impl Serialize for Entry {
@@ -157,6 +178,18 @@ impl Serialize for Entry {
                 message: message.clone(),
             }
             .serialize(s),
+            Entry::DeadVerdict {
+                game,
+                ply,
+                dead,
+                skipped,
+            } => Record::DeadVerdict {
+                game: *game,
+                ply: *ply,
+                dead: *dead,
+                skipped: *skipped,
+            }
+            .serialize(s),
         }
     }
 }
@@ -167,7 +200,7 @@ impl<'de> Deserialize<'de> for Entry {
         let value = serde_json::Value::deserialize(d)?;
         let record = matches!(
             value.get("type").and_then(serde_json::Value::as_str),
-            Some("tick" | "action" | "connection" | "alert" | "journal")
+            Some("tick" | "action" | "connection" | "alert" | "journal" | "dead_verdict")
         );
         if record {
             Ok(
@@ -177,6 +210,17 @@ impl<'de> Deserialize<'de> for Entry {
                     Record::Connection { state } => Entry::Connection { state },
                     Record::Alert { kind, message } => Entry::Alert { kind, message },
                     Record::Journal { state, message } => Entry::Journal { state, message },
+                    Record::DeadVerdict {
+                        game,
+                        ply,
+                        dead,
+                        skipped,
+                    } => Entry::DeadVerdict {
+                        game,
+                        ply,
+                        dead,
+                        skipped,
+                    },
                 },
             )
         } else {

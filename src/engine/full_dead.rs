@@ -1,0 +1,256 @@
+//! Dead positions that only the full analysis proves (Art. 5.2.2).
+//!
+//! The quick test runs on every move (`endings.rs`). A position it leaves
+//! open may still be dead, and only CHA's full analysis can tell; that can
+//! take seconds, so the engine does not run it. It names the positions that
+//! need it ([`Engine::next_dead_check`]) and takes the verdicts back as
+//! input ([`Engine::apply_dead_verdict`]), which keeps it pure: a live
+//! reader runs the analyses elsewhere and journals the verdicts, a replay
+//! reads them back or computes them in line
+//! ([`Engine::run_dead_checks_inline`]).
+//!
+//! Not every position needs the analysis. A position reached by a quiet
+//! piece move that can be undone (the opponent shuffles a piece, the move
+//! is taken back, the shuffle too: see `quick_dead::leads_back`) has the
+//! same future as the one before it, so it inherits its verdict: only
+//! pawn moves, captures, castling and the positions after them are
+//! analysed.
+
+use shakmaty::Chess;
+
+use super::Engine;
+use crate::{
+    alert::AlertKind,
+    event::Millis,
+    game::{Termination, draw},
+    quick_dead::leads_back,
+    winnability::{Budget, Verdict, is_dead},
+};
+
+/// A position whose deadness waits for the full analysis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadCheck {
+    /// The game (index in [`Engine::games`]).
+    pub game: usize,
+    /// The position after this many moves.
+    pub ply: usize,
+    /// The position.
+    pub position: Chess,
+}
+
+impl Engine {
+    /// The next position of the current game that needs the full
+    /// dead-position analysis, if any; asked once: until its verdict comes
+    /// back ([`Engine::apply_dead_verdict`]) there is no next one, since
+    /// the positions after it may inherit its verdict.
+    pub fn next_dead_check(&mut self) -> Option<DeadCheck> {
+        let game = self.game_index();
+        let record = &mut self.games[game];
+        if record.is_over() || record.dead_watch.requested.is_some() {
+            return None;
+        }
+        loop {
+            let ply = record.dead_watch.settled.map_or(0, |settled| settled + 1);
+            if ply > record.ply() {
+                return None;
+            }
+            let Some(made) = ply.checked_sub(1).map(|i| &record.moves()[i]) else {
+                // Only a set-up start lacks a verdict: not a position a move
+                // produced, so not analysed.
+                record.dead_watch.settled = Some(0);
+                continue;
+            };
+            if made.illegal {
+                // Play went on after an illegal move: the position may not
+                // be one the solver can take, and the arbiter is already
+                // called; the positions after the next move are analysed.
+                record.dead_watch.settled = Some(ply);
+                record.dead_watch.carried = None;
+                continue;
+            }
+            let inherits = record.dead_watch.carried.is_some()
+                && leads_back(
+                    record.position_at(ply - 1)?,
+                    record.moves()[ply - 1].mv,
+                    record.position_at(ply)?,
+                );
+            if inherits {
+                record.dead_watch.settled = Some(ply);
+                continue;
+            }
+            record.dead_watch.requested = Some(ply);
+            return Some(DeadCheck {
+                game,
+                ply,
+                position: record.position_at(ply)?.clone(),
+            });
+        }
+    }
+
+    /// The full analysis's verdict on the position after `ply` moves of
+    /// `game`: [`Verdict::Yes`] dead, [`Verdict::No`] not dead,
+    /// [`Verdict::Unknown`] undecided within its budget.
+    ///
+    /// A dead position ends the game at that ply as a draw (Art. 5.2.2);
+    /// moves made after it are void: they leave the record and are named in
+    /// a `moves_void` alert. An undecided one is said in an informational
+    /// alert and the game goes on. Verdicts on a game that has ended or
+    /// moved back before the position are stale and change nothing.
+    pub fn apply_dead_verdict(&mut self, game: usize, ply: usize, verdict: Verdict, at: Millis) {
+        if game != self.game_index() || self.game().is_over() || ply > self.game().ply() {
+            return;
+        }
+        let watch = &mut self.game_mut().dead_watch;
+        if watch.requested.is_some_and(|requested| requested == ply) {
+            watch.requested = None;
+        }
+        if watch.settled.is_some_and(|settled| settled >= ply) {
+            return;
+        }
+        match verdict {
+            Verdict::Yes => self.end_by_dead_position(ply, at),
+            Verdict::No | Verdict::Unknown => {
+                let watch = &mut self.game_mut().dead_watch;
+                watch.settled = Some(ply);
+                watch.carried = Some(verdict);
+                if verdict == Verdict::Unknown {
+                    let message = format!(
+                        "whether the position after {ply} half-moves is dead could not be decided within the analysis budget; the game goes on (Art. 5.2.2), the arbiter may look at the position"
+                    );
+                    self.alert(AlertKind::DeadPositionUndecided, None, message, None);
+                }
+            }
+        }
+    }
+
+    /// Runs the full analysis of every position that needs it, here and
+    /// now (a replay without journaled verdicts).
+    pub fn run_dead_checks_inline(&mut self) {
+        while let Some(check) = self.next_dead_check() {
+            let at = self.now();
+            match is_dead(&check.position, Budget::DETERMINISTIC) {
+                Ok(verdict) => self.apply_dead_verdict(check.game, check.ply, verdict, at),
+                // A position the solver cannot take: nothing to say about
+                // it, and the quick test still ran on it.
+                Err(_) => self.skip_dead_check(check.ply),
+            }
+        }
+    }
+
+    /// Leaves the position after `ply` moves unanalysed: the next move's
+    /// position is analysed instead.
+    pub fn skip_dead_check(&mut self, ply: usize) {
+        let watch = &mut self.game_mut().dead_watch;
+        if watch.requested == Some(ply) {
+            watch.requested = None;
+            watch.settled = Some(ply);
+            watch.carried = None;
+        }
+    }
+
+    fn end_by_dead_position(&mut self, ply: usize, at: Millis) {
+        let void: Vec<String> = self.game().moves()[ply..]
+            .iter()
+            .map(|m| m.san.to_string())
+            .collect();
+        if !void.is_empty() {
+            let game = self.game_index();
+            self.game_mut().truncate(ply);
+            self.events
+                .push(super::GameEvent::MovesRetracted { game, ply, at });
+            let message = format!(
+                "the position after {ply} half-moves was dead: neither player could checkmate by any series of legal moves, as the full analysis proved; the game ended there and the moves made after it are void: {}",
+                void.join(" ")
+            );
+            let ruling = "the game is drawn at the dead position (Art. 5.2.2)".to_owned();
+            self.alert(AlertKind::MovesVoid, None, message, Some(ruling));
+        }
+        self.complete_all(at);
+        self.end_game(draw(), Termination::DeadPosition, at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{alert::AlertKind, game::Termination, parse_script};
+
+    fn engine(script: &str) -> Engine {
+        let mut engine = Engine::default();
+        for line in parse_script("test", script).expect("script parses") {
+            engine.push(&line.event).expect("event applies");
+        }
+        engine.finish();
+        engine
+    }
+
+    /// Labelled in the CHA test vectors: "W-" before g4-g5, "--" after.
+    const BEFORE_G5: &str = "setup Bb1k1b2/bKp1p1p1/1pP1P1P1/pP6/6P1/P7/8/8 w - - 0 1\n";
+
+    #[test]
+    fn a_verdict_arriving_late_voids_the_moves_after_the_dead_position() {
+        let mut e = engine(&format!(
+            "{BEFORE_G5}lift g4\nplace g5\nlift d8\nplace e8\n"
+        ));
+        assert_eq!(e.game().ply(), 2, "g5 and Ke8 recorded before any verdict");
+        // The set-up position is no move's: g5 is the first analysed.
+        let check = e.next_dead_check().expect("g5 is a pawn move: analysed");
+        assert_eq!(check.ply, 1);
+        assert_eq!(e.next_dead_check(), None, "one analysis asked at a time");
+        e.apply_dead_verdict(0, 1, Verdict::Yes, 20);
+        let game = e.game();
+        let moves: Vec<String> = game.moves().iter().map(|m| m.san.to_string()).collect();
+        assert_eq!(moves, ["g5"]);
+        assert_eq!(game.termination(), Some(Termination::DeadPosition));
+        assert_eq!(game.outcome(), draw());
+        let void = game
+            .alerts
+            .iter()
+            .find(|a| a.kind == AlertKind::MovesVoid)
+            .expect("the void move is named");
+        assert!(void.message.ends_with("void: Ke8"), "{}", void.message);
+        assert_eq!(e.next_dead_check(), None);
+    }
+
+    #[test]
+    fn the_full_analysis_itself_finds_the_dead_position() {
+        let mut e = engine(&format!("{BEFORE_G5}lift g4\nplace g5\n"));
+        e.run_dead_checks_inline();
+        assert_eq!(e.game().ply(), 1);
+        assert_eq!(e.game().termination(), Some(Termination::DeadPosition));
+    }
+
+    #[test]
+    fn undecided_is_said_and_the_game_goes_on() {
+        let mut e = engine(&format!("{BEFORE_G5}lift g4\nplace g5\n"));
+        let check = e.next_dead_check().expect("g5 analysed");
+        e.apply_dead_verdict(0, check.ply, Verdict::Unknown, 20);
+        assert!(!e.game().is_over());
+        assert!(
+            e.game()
+                .alerts
+                .iter()
+                .any(|a| a.kind == AlertKind::DeadPositionUndecided)
+        );
+    }
+
+    #[test]
+    fn quiet_piece_moves_that_can_be_undone_inherit_the_verdict() {
+        // From the start (alive): knights out and back need no analysis;
+        // the pawn move e4 does.
+        let mut e = engine(
+            "lift g1\nplace f3\nlift g8\nplace f6\nlift f3\nplace g1\nlift f6\nplace g8\nlift e2\nplace e4\n",
+        );
+        assert_eq!(e.game().ply(), 5);
+        let check = e.next_dead_check().expect("e4 is analysed");
+        assert_eq!(check.ply, 5);
+    }
+
+    #[test]
+    fn stale_verdicts_change_nothing() {
+        let mut e = engine("lift e2\nplace e4\n");
+        e.apply_dead_verdict(3, 1, Verdict::Yes, 10);
+        e.apply_dead_verdict(0, 7, Verdict::Yes, 10);
+        assert!(!e.game().is_over());
+    }
+}
