@@ -459,7 +459,7 @@ fn traces_replay_to_their_pgn() {
 /// live serial path over a pseudo-terminal; the reader reconnects, and the
 /// game is followed to its end with every move recovered.
 #[test]
-#[ignore = "known miss (issue 10): after the 3-move outage the record stops at 11.O-O; the reconnection's dump and EEPROM log do not reach the resync search yet"]
+#[ignore = "known miss (issue 10): the 3-move outage (c6 d3 Bd6) has two move orders that transpose; the out_of_sync candidates are right, but the engine does not yet read the board on from their common position until the arbiter chooses"]
 fn issue_10_a_dgt_board_unplugged_for_3_6_and_10_moves_is_followed_to_the_end() {
     let Some(games) = corpus("kasparov-deep-blue-1997.pgn") else {
         return;
@@ -484,10 +484,15 @@ fn issue_10_a_dgt_board_unplugged_for_3_6_and_10_moves_is_followed_to_the_end() 
         let engine = run_engine(&merge(live.wire.clone(), live.off_wire));
         let game = &reported_games(&engine)[0];
         let san: Vec<String> = game.moves().iter().map(|m| m.san.to_string()).collect();
+        let alerts: Vec<String> = game
+            .alerts
+            .iter()
+            .map(|a| format!("{}@{}: {}", a.kind.as_str(), a.ply, a.message))
+            .collect();
         assert_eq!(
             san,
             sans(&games[0]),
-            "unplugged for {moves} moves: the record is complete"
+            "unplugged for {moves} moves: the record is complete ({alerts:#?})"
         );
     }
 }
