@@ -337,11 +337,6 @@ impl Engine {
     /// no legal move: a completed illegal move (Art. 7.5.1), or a pawn left
     /// on the last rank (7.5.2).
     pub(super) fn completed_irregularity(&mut self, color: Color, t: Millis) {
-        if self.sync_state() == crate::resync::SyncState::Ambiguous {
-            // The record is behind the board (the candidates are listed to
-            // the arbiter): what the board shows cannot be judged against it.
-            return;
-        }
         let game = self.game();
         let pos = game.position().clone();
         let touched = self.sensed.touched_since(game.basis(game.ply()));

@@ -459,7 +459,7 @@ fn traces_replay_to_their_pgn() {
 /// live serial path over a pseudo-terminal; the reader reconnects, and the
 /// game is followed to its end with every move recovered.
 #[test]
-#[ignore = "known miss (issue 10): the 3-move outage (c6 d3 Bd6) has two move orders that transpose; the out_of_sync candidates are right, but the engine does not yet read the board on from their common position until the arbiter chooses"]
+#[ignore = "known miss (issue 10): the 3-move outage (c6 d3 Bd6) has two move orders that transpose; the out_of_sync candidates are right, but the engine does not yet read the board on from their common position until the arbiter chooses (and Black's next O-O is then judged against the old record)"]
 fn issue_10_a_dgt_board_unplugged_for_3_6_and_10_moves_is_followed_to_the_end() {
     let Some(games) = corpus("kasparov-deep-blue-1997.pgn") else {
         return;
