@@ -13,7 +13,7 @@ use serde_json::json;
 use shakmaty::{Chess, Color, EnPassantMode, Outcome, Position, fen::Fen, uci::UciMove};
 
 use crate::{
-    engine::{DeadCheck, Engine, EngineConfig, GameEvent},
+    engine::{DeadCheck, Engine, EngineConfig, GameEvent, MateCheck},
     event::{BoardEvent, Millis, Seconds, TimedEvent, format_clock, side_name},
     game::Game,
     winnability::Verdict,
@@ -274,6 +274,20 @@ impl BoardState {
                 // The moves held back for the verdict may go out now.
                 self.pgn_dirty = true;
             }
+            Entry::MateVerdict {
+                game,
+                ply,
+                can_mate,
+            } => {
+                let verdict = match can_mate {
+                    Some(true) => Verdict::Yes,
+                    Some(false) => Verdict::No,
+                    None => Verdict::Unknown,
+                };
+                self.engine
+                    .apply_mate_verdict(*game, *ply, verdict, line.at);
+                self.pgn_dirty = true;
+            }
             Entry::Action { action } => {
                 self.apply_action(action, line.at, &mut extra);
                 self.actions.push(ActionRecord {
@@ -398,8 +412,20 @@ impl BoardState {
                 .take_while(|m| m.completed_at.is_some())
                 .count();
             let waiting = game.dead_watch.requested.map(|ply| ply.saturating_sub(1));
-            waiting.map_or(completed, |held| completed.min(held))
+            // After a flag fall or resignation waiting for its result, later
+            // moves may be void.
+            let ended = game.pending_mate.map(|pending| pending.ply);
+            [waiting, ended]
+                .into_iter()
+                .flatten()
+                .fold(completed, usize::min)
         }
+    }
+
+    /// The flag fall or resignation waiting for the full analysis (see
+    /// [`Engine::next_mate_check`]).
+    pub fn next_mate_check(&mut self) -> Option<MateCheck> {
+        self.engine.next_mate_check()
     }
 
     /// The next position of the current game that needs the full
@@ -987,7 +1013,22 @@ mod tests {
                 black: None,
             },
         );
-        let out = act(&mut s, Action::Resign { side: Side::Black });
+        act(&mut s, Action::Resign { side: Side::Black });
+        // Whether White can still mate is the pool's to answer (issue 14):
+        // with every piece on the board, it can.
+        let check = s.next_mate_check().expect("the resignation waits");
+        assert_eq!((check.ply, check.side), (2, Color::White));
+        let line = JournalLine {
+            seq: s.seq() + 1,
+            g: 0,
+            at: s.last_at(),
+            entry: Entry::MateVerdict {
+                game: 0,
+                ply: 2,
+                can_mate: Some(true),
+            },
+        };
+        let out = s.apply(&line);
         assert_eq!(out[0].kind, "result");
         let snap = s.snapshot();
         assert!(snap.pgn.contains("[White \"New, Name\"]"), "{}", snap.pgn);

@@ -34,7 +34,7 @@ mod touch;
 pub use claim::judge_claim;
 pub use config::EngineConfig;
 pub use endings::{automatic_ending, is_dead_fast};
-pub use full_dead::DeadCheck;
+pub use full_dead::{DeadCheck, MateCheck};
 pub use illegal::Attempt;
 pub use orientation::Orientation;
 pub use output::{EngineError, GameEvent};
@@ -230,19 +230,17 @@ impl Engine {
                 self.clock.in_use = true;
                 self.press(*color, t);
             }
+            // Art. 6.9: a loss, unless the opponent cannot checkmate.
             BoardEvent::Flag(color) => {
-                // Art. 6.9: a loss, unless the opponent cannot checkmate.
-                let outcome = self.loss_unless_no_mate(*color, "flag fall (Art. 6.9)");
-                self.end_game(outcome, Termination::TimeForfeit, t);
+                self.loss_unless_no_mate(*color, Termination::TimeForfeit, t)
             }
             BoardEvent::Resign(color) => {
                 // Art. 5.1.2 (2023): a draw if the opponent cannot checkmate.
-                let outcome = if self.config.rules().resignation_needs_mating_chances() {
-                    self.loss_unless_no_mate(*color, "resignation (Art. 5.1.2)")
+                if self.config.rules().resignation_needs_mating_chances() {
+                    self.loss_unless_no_mate(*color, Termination::Resignation, t);
                 } else {
-                    win(!*color)
-                };
-                self.end_game(outcome, Termination::Resignation, t);
+                    self.end_game(win(!*color), Termination::Resignation, t);
+                }
             }
             BoardEvent::Draw => self.agree_draw(t),
             BoardEvent::Result(outcome) => {
