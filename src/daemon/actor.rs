@@ -212,6 +212,7 @@ pub fn spawn(
         failed: None,
         next_check: Instant::now() + JOURNAL_CHECK,
         verdicts: mpsc::unbounded_channel(),
+        analysing: 0,
     };
     tokio::spawn(actor.run());
     BoardHandle {
@@ -370,6 +371,8 @@ struct Actor {
     next_check: Instant,
     /// Full dead-position verdicts coming back from the analysis pool.
     verdicts: (mpsc::UnboundedSender<Entry>, mpsc::UnboundedReceiver<Entry>),
+    /// Analyses sent to the pool whose verdict has not come back.
+    analysing: usize,
 }
 
 /// A board whose journal cannot be written.
@@ -419,6 +422,8 @@ impl Actor {
             } else {
                 self.sim.next_step(&self.state)
             };
+            // A simulated board ends once the verdicts it waits for are in.
+            let step = step.filter(|(_, step)| !matches!(step, Step::End) || self.analysing == 0);
             let due = step.as_ref().map(|(due, _)| *due);
             let retry = self.failed.as_ref().map(|f| f.retry_at);
             tokio::select! {
@@ -438,6 +443,7 @@ impl Actor {
                 }
                 () = tokio::time::sleep_until(self.next_check), if !failed => self.check_journal(),
                 Some(entry) = self.verdicts.1.recv(), if !failed => {
+                    self.analysing = self.analysing.saturating_sub(1);
                     // Journaled at the board's present time: a replay meets
                     // it after the same events as the live board did.
                     let at = self.state.last_at();
@@ -453,6 +459,7 @@ impl Actor {
     /// journaled and applied like any input.
     fn request_analyses(&mut self) {
         if let Some(check) = self.state.next_mate_check() {
+            self.analysing += 1;
             let tx = self.verdicts.0.clone();
             tokio::spawn(async move {
                 let entry = mating_chances_off_the_board(check).await;
@@ -460,6 +467,7 @@ impl Actor {
             });
         }
         while let Some(check) = self.state.next_dead_check() {
+            self.analysing += 1;
             let tx = self.verdicts.0.clone();
             tokio::spawn(async move {
                 let entry = analyse_off_the_board(check).await;

@@ -145,6 +145,9 @@ impl BoardState {
         black: Player,
     ) -> BoardState {
         let mut engine = Engine::new(config);
+        // The full analyses run in the daemon's pool and come back as
+        // journal lines (`dead_verdict`, `mate_verdict`).
+        engine.defer_analyses();
         // The first game's start is not news.
         engine.drain_events();
         let mut state = BoardState {

@@ -304,10 +304,8 @@ mod tests {
             let mut engine = Engine::new(EngineConfig::default());
             for e in events.iter() {
                 engine.push(e).unwrap();
-                engine.run_dead_checks_inline();
             }
             engine.finish();
-            engine.run_dead_checks_inline();
             let played = reported_games(&engine);
             let sans: Vec<String> = played[0]
                 .moves()

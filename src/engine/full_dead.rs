@@ -137,6 +137,21 @@ impl Engine {
         }
     }
 
+    /// From now on, the full analyses are not run by the engine: the caller
+    /// takes them ([`Engine::next_dead_check`], [`Engine::next_mate_check`]),
+    /// runs them where it likes and feeds the verdicts back. A daemon does,
+    /// to keep them off a board's task and journal them.
+    pub fn defer_analyses(&mut self) {
+        self.deferred = true;
+    }
+
+    /// Unless deferred, runs the analyses due after an event.
+    pub(super) fn analyse_in_line(&mut self) {
+        if !self.deferred {
+            self.run_dead_checks_inline();
+        }
+    }
+
     /// Runs every full analysis the engine waits for, here and now (a
     /// replay without journaled verdicts): flags and resignations first,
     /// then dead positions.
@@ -262,8 +277,10 @@ mod tests {
     use super::*;
     use crate::{alert::AlertKind, game::Termination, parse_script};
 
+    /// An engine that leaves the analyses to the test.
     fn engine(script: &str) -> Engine {
         let mut engine = Engine::default();
+        engine.defer_analyses();
         for line in parse_script("test", script).expect("script parses") {
             engine.push(&line.event).expect("event applies");
         }

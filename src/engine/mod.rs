@@ -72,6 +72,9 @@ pub struct Engine {
     events: Vec<GameEvent>,
     /// The board is turned round: its squares are turned back.
     rotated: bool,
+    /// The full analyses are run elsewhere and fed back (a daemon); by
+    /// default the engine runs them itself, in line.
+    deferred: bool,
 }
 
 impl Default for Engine {
@@ -98,6 +101,7 @@ impl Engine {
             touches: Touches::default(),
             events: vec![GameEvent::GameStarted { game: 0, at: 0 }],
             rotated: config.orientation == Orientation::Rotated,
+            deferred: false,
         }
     }
 
@@ -202,6 +206,7 @@ impl Engine {
                 self.apply_decision(other, t)?;
             }
         }
+        self.analyse_in_line();
         Ok(())
     }
 
@@ -274,6 +279,7 @@ impl Engine {
         }
         self.now = self.now.max(t);
         self.check_displaced(t);
+        self.analyse_in_line();
     }
 
     /// Reads the current board state now, however briefly it has stood (at a
@@ -287,6 +293,7 @@ impl Engine {
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
         self.flush();
+        self.analyse_in_line();
     }
 
     fn read_board(&mut self) {

@@ -103,8 +103,6 @@ pub fn run(args: &WatchArgs, out: &mut dyn Write) -> Result<(), WatchError> {
                         if let Err(err) = engine.push(&e) {
                             eprintln!("eboard: [{}] {err}", stamp(e.at));
                         }
-                        // One board, no journal: the full analyses run here.
-                        engine.run_dead_checks_inline();
                     }
                     Some(BoardMessage::Connection { at, state }) => {
                         eprintln!("eboard: [{}] {}: {state}", stamp(at), args.port);
@@ -115,10 +113,7 @@ pub fn run(args: &WatchArgs, out: &mut dyn Write) -> Result<(), WatchError> {
                 },
                 // The last state of the board is read once it has stood
                 // long enough, even if nothing else happens.
-                _ = tick.tick() => {
-                    engine.advance_to(handle.now());
-                    engine.run_dead_checks_inline();
-                }
+                _ = tick.tick() => engine.advance_to(handle.now()),
             }
             print_events(&mut engine, out)?;
         }
@@ -126,7 +121,6 @@ pub fn run(args: &WatchArgs, out: &mut dyn Write) -> Result<(), WatchError> {
     })?;
     handle.stop();
     engine.finish();
-    engine.run_dead_checks_inline();
     print_events(&mut engine, out)?;
     for game in reported_games(&engine) {
         if args.json {
