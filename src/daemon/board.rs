@@ -489,7 +489,10 @@ impl BoardState {
                 Some(_) => Ok(()),
             },
             Action::Resign { .. } | Action::Draw | Action::Flag { .. } => {
-                if self.engine.game().is_over() {
+                // A flag fall or resignation waiting for its analysis has
+                // ended the game already; only its result is to come.
+                let game = self.engine.game();
+                if game.is_over() || game.pending_mate.is_some() {
                     Err(over(action.name()))
                 } else {
                     Ok(())
