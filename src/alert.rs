@@ -57,6 +57,11 @@ pub enum AlertKind {
     /// The board is set up turned round (White's pieces on the side it
     /// numbers a8–h8); it is read turned back.
     BoardRotated,
+    /// Several sequences of legal moves explain what the board shows (after
+    /// skipped scans or a cable outage): the record stops at the last
+    /// certain move and the message lists the candidates in SAN, for the
+    /// arbiter to pick one.
+    OutOfSync,
     /// The full analysis could not decide, within its budget, whether a
     /// position the quick test left open is dead (Art. 5.2.2): the game goes
     /// on; information for the arbiter, nothing is guessed.
@@ -99,6 +104,7 @@ impl AlertKind {
             AlertKind::IllegalPosition => "illegal_position",
             AlertKind::ResultSignal => "result_signal",
             AlertKind::BoardRotated => "board_rotated",
+            AlertKind::OutOfSync => "out_of_sync",
             AlertKind::DeadPositionUndecided => "dead_position_undecided",
             AlertKind::MovesVoid => "moves_void",
         }

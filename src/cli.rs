@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 use crate::{
     engine::{EngineConfig, Orientation},
     pgn::read_games,
-    replay::{GameReport, replay_script, reported_games},
+    replay::{game_reports, replay_script, reported_games},
     rules::{Laws, RuleSet},
     script::write_script,
     simulate::{Hostile, Noise, SimOptions, simulate},
@@ -233,12 +233,13 @@ fn replay(
             .map_err(|e| Failure::input(e.to_string()))?
         }
     };
-    for game in reported_games(&engine) {
-        if json {
-            let line = serde_json::to_string(&GameReport::new(game))
-                .map_err(|e| Failure::input(e.to_string()))?;
+    if json {
+        for report in game_reports(&engine) {
+            let line = serde_json::to_string(&report).map_err(|e| Failure::input(e.to_string()))?;
             writeln!(out, "{line}").map_err(write_err)?;
-        } else {
+        }
+    } else {
+        for game in reported_games(&engine) {
             write!(out, "{}", game.to_pgn()).map_err(write_err)?;
         }
     }

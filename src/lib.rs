@@ -37,7 +37,7 @@ pub use alert::{Alert, AlertKind};
 pub use engine::{Engine, EngineConfig, EngineError, GameEvent, Orientation};
 pub use event::{BoardEvent, ClaimKind, Millis, Scan, Seconds, Sensed, TimedEvent};
 pub use game::{Game, RecordedMove, Termination};
-pub use replay::{GameReport, ReplayError, replay_script};
+pub use replay::{GameReport, ReplayError, game_reports, replay_script};
 pub use resync::{Limits, Resync, SyncState, Target, resync};
 pub use rules::RuleSet;
 pub use script::{ScriptError, parse_script, write_script};

@@ -91,6 +91,32 @@ pub struct GameReport {
     /// The plies (from 1) of illegal moves play continued from; they are in
     /// `moves`, and the PGN splits there (see [`Game::to_pgn`]).
     pub illegal_moves: Vec<usize>,
+    /// Whether the board and the record were in step at the end: `ok`,
+    /// `searching`, `ambiguous` or `lost` (only the session's current game
+    /// can be other than `ok`).
+    pub sync: &'static str,
+    /// While `ambiguous`: the sequences of moves that could follow `moves`,
+    /// each in SAN, as the `out_of_sync` alert numbers them.
+    pub candidates: Vec<String>,
+}
+
+/// The reports of the games worth reporting ([`reported_games`]); the
+/// session's current game carries the board's sync state and candidates.
+pub fn game_reports(engine: &Engine) -> Vec<GameReport> {
+    let games = reported_games(engine);
+    let current = engine.games().len() - 1;
+    games
+        .iter()
+        .enumerate()
+        .map(|(i, game)| {
+            let mut report = GameReport::new(game);
+            if i == current {
+                report.sync = engine.sync_state().as_str();
+                report.candidates = engine.candidates_san();
+            }
+            report
+        })
+        .collect()
 }
 
 impl GameReport {
@@ -121,6 +147,8 @@ impl GameReport {
                 .filter(|(_, m)| m.illegal)
                 .map(|(i, _)| i + 1)
                 .collect(),
+            sync: "ok",
+            candidates: Vec::new(),
         }
     }
 }

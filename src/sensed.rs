@@ -15,6 +15,9 @@ pub struct SensedBoard {
     pieces: [Option<Piece>; 64],
     last_place: [u64; 64],
     last_lift: [u64; 64],
+    /// The stamps each square had before its last lift, so that a blip can
+    /// be taken back.
+    before_lift: [(u64, u64); 64],
 }
 
 impl SensedBoard {
@@ -26,6 +29,7 @@ impl SensedBoard {
             pieces: [None; 64],
             last_place: [0; 64],
             last_lift: [0; 64],
+            before_lift: [(0, 0); 64],
         }
     }
 
@@ -41,7 +45,9 @@ impl SensedBoard {
 
     /// A piece left `sq`. Returns whether anything changed.
     pub fn lift(&mut self, sq: Square, seq: u64) -> bool {
-        self.last_lift[sq.to_usize()] = seq;
+        let i = sq.to_usize();
+        self.before_lift[i] = (self.last_place[i], self.last_lift[i]);
+        self.last_lift[i] = seq;
         let changed = self.occupied.contains(sq);
         self.occupied.discard(sq);
         self.identified.discard(sq);
@@ -58,6 +64,15 @@ impl SensedBoard {
         self.identified.set(sq, piece.is_some());
         self.pieces[sq.to_usize()] = piece;
         changed
+    }
+
+    /// The piece lifted from `sq` was put back before the state settled: a
+    /// sensor blip or a hand that changed its mind at once. Neither the lift
+    /// nor the place is evidence of anything (a touch, a capture), so both
+    /// are forgotten as touches.
+    pub fn forget_blip(&mut self, sq: Square) {
+        let i = sq.to_usize();
+        (self.last_place[i], self.last_lift[i]) = self.before_lift[i];
     }
 
     /// Applies a full scan; squares whose reading changed count as touched.

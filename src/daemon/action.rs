@@ -38,6 +38,27 @@ pub enum Action {
     /// Starts a new game on the board from the standard position; an
     /// unfinished game is recorded as abandoned (`*`).
     NewGame,
+    /// Replaces the record of the current game from half-move `from_ply`
+    /// (0 for the start) with these moves in SAN, e.g. from the scoresheets
+    /// (`{"action":"moves","from_ply":12,"san":["Nf3","Nc6"]}`).
+    Moves {
+        /// Half-moves kept before the given moves.
+        from_ply: usize,
+        /// The moves, in SAN, from the position after `from_ply` half-moves.
+        san: Vec<String>,
+    },
+    /// Records candidate `candidate` (from 1) of those the board's
+    /// `out_of_sync` alert listed.
+    Choose {
+        /// The candidate's number in the alert.
+        candidate: usize,
+    },
+    /// Sets the current game's position when its moves cannot be given;
+    /// play goes on from it.
+    Position {
+        /// The position, in FEN.
+        fen: String,
+    },
     /// Sets the players' names (and ids, titles, ratings).
     Players {
         /// The player with the white pieces.
@@ -61,6 +82,9 @@ impl Action {
             Action::Undo => "undo",
             Action::NewGame => "new_game",
             Action::Players { .. } => "players",
+            Action::Moves { .. } => "moves",
+            Action::Choose { .. } => "choose",
+            Action::Position { .. } => "position",
         }
     }
 }

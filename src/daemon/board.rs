@@ -450,12 +450,22 @@ impl BoardState {
                 let ply = self.engine.game().ply();
                 (current == self.round_game && ply > 0 && ply <= published).then_some(1)
             }
+            Action::Moves { from_ply, .. } => self.published_after(*from_ply),
+            Action::Position { .. } => self.published_after(0),
             _ => None,
         }?;
         Some(format!(
             "board {}: this removes {removed} move(s) already published; on lichess they stay as a variation that viewers may get stuck in. Confirm to do it anyway.",
             self.id
         ))
+    }
+
+    /// How many published moves of the current game a correction that keeps
+    /// only its first `ply` half-moves removes, if any.
+    fn published_after(&self, ply: usize) -> Option<usize> {
+        let current = self.engine.games().len() - 1;
+        let published = self.published_plies();
+        (current == self.round_game && ply < published).then(|| published - ply)
     }
 
     /// Raises an alert that no line of the board's journal carries (a
@@ -525,6 +535,20 @@ impl BoardState {
                 }
             }
             Action::NewGame => Ok(()),
+            Action::Moves { san, .. } if san.len() > 1000 || san.iter().any(|m| m.len() > 16) => {
+                Err(ActionError::Invalid(
+                    "give at most 1000 moves, each in SAN (at most 16 bytes)".into(),
+                ))
+            }
+            Action::Position { fen } if fen.len() > 120 => {
+                Err(ActionError::Invalid("a FEN has at most 120 bytes".into()))
+            }
+            Action::Moves { .. } | Action::Choose { .. } | Action::Position { .. } => {
+                let mut probe = self.engine.clone();
+                probe.drain_events();
+                correct(&mut probe, action, at)
+                    .map_err(|e| ActionError::Conflict(format!("board {}: {e}", self.id)))
+            }
             Action::Players { white, black } => {
                 for p in [white, black].into_iter().flatten() {
                     if p.name.trim().is_empty() || p.name.len() > 200 {
@@ -566,6 +590,14 @@ impl BoardState {
             Action::Undo => {
                 self.engine.undo_last_move(at);
             }
+            Action::Moves { .. } | Action::Choose { .. } | Action::Position { .. } => {
+                // Checked before it was journaled; a journal edited by hand
+                // that no longer fits is skipped, as the check would have.
+                if let Err(e) = correct(&mut self.engine, action, at) {
+                    tracing::warn!(board = self.id, "{} skipped: {e}", action.name());
+                }
+                self.pgn_dirty = true;
+            }
             Action::NewGame => {
                 let game = self.engine.game();
                 if !game.is_over() && !game.is_untouched() {
@@ -596,6 +628,25 @@ impl BoardState {
                 ));
             }
         }
+    }
+}
+
+/// Applies one of the arbiter's corrections of the record to `engine`.
+fn correct(engine: &mut Engine, action: &Action, at: Millis) -> Result<(), String> {
+    match action {
+        Action::Moves { from_ply, san } => engine
+            .correct_moves(*from_ply, san, at)
+            .map_err(|e| e.to_string()),
+        Action::Choose { candidate } => engine
+            .choose_candidate(*candidate, at)
+            .map_err(|e| e.to_string()),
+        Action::Position { fen } => {
+            let fen: Fen = fen
+                .parse()
+                .map_err(|e| format!("{fen:?} is not a FEN: {e}"))?;
+            engine.set_position(&fen, at).map_err(|e| e.to_string())
+        }
+        _ => Ok(()),
     }
 }
 
@@ -826,6 +877,8 @@ impl BoardState {
             "termination": game.termination().map(|t| t.as_str()),
             "open_alerts": open,
             "seq": self.seq,
+            "sync": self.engine.sync_state().as_str(),
+            "candidates": self.engine.candidates_san(),
         })
     }
 

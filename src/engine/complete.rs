@@ -22,11 +22,16 @@ pub struct Clock {
     pub last: Option<(Seconds, Seconds)>,
     /// The player who pressed last (whose clock stands still).
     pub last_press: Option<Color>,
+    /// The player and half-move of the last move a press made before the
+    /// board showed it completed: a second press by him before anyone else
+    /// moves or presses means the first came without a move (Art. 7.5.3).
+    pub early_press: Option<(Color, usize)>,
 }
 
 impl Engine {
     pub(super) fn press(&mut self, color: Color, t: Millis) {
         self.clock.last_press = Some(color);
+        let early = self.clock.early_press.take();
         let game = self.game();
         if game.is_over() {
             return;
@@ -34,7 +39,23 @@ impl Engine {
         let n = game.ply();
         if n > 0 && game.mover(n) == color && game.moves()[n - 1].completed_at.is_none() {
             self.complete_all(t);
+        } else if self.config.arbiter && early == Some((color, n)) && !self.phase.is_restoring() {
+            // He pressed with no move, moved, and pressed again: the move
+            // stands, the first press is penalised.
+            let message = format!(
+                "{} pressed the clock without making a move, then made his move and pressed again (Art. 7.5.3: the first press is treated as an illegal move)",
+                crate::event::side_name(color)
+            );
+            self.penalise(
+                crate::alert::AlertKind::ClockWithoutMove,
+                color,
+                message,
+                None,
+                t,
+                false,
+            );
         } else if self.config.arbiter
+            && !self.scanned
             && !self.phase.is_restoring()
             && game.position().turn() == color
             && !self.sensed.shows_position(game.position())
@@ -44,8 +65,35 @@ impl Engine {
         } else {
             // The board has not shown this player's move yet (boards report
             // later than clocks, and a scanning board can be a ply or two
-            // behind): it is completed as soon as the board shows it.
-            self.clock.pending_press[color] = true;
+            // behind, its last scan showing the piece still in the hand): it
+            // is completed as soon as the board shows it, or found illegal
+            // then (`pressed_before_scan`). A press by the player whose
+            // move is already completed, with the board not behind the
+            // clock, announces nothing: it must not complete his next move.
+            let turn = self.game().position().turn();
+            if turn == color || self.clock.pending_press[turn] {
+                self.clock.pending_press[color] = true;
+            }
+        }
+    }
+
+    /// On a board that reports by scans, a press came before the scan that
+    /// shows the move: the first state read after it that neither a move
+    /// nor a move in progress explains is the illegal move the press
+    /// completed (Art. 7.5.1).
+    pub(super) fn pressed_before_scan(&mut self, t: Millis) {
+        let game = self.game();
+        let turn = game.position().turn();
+        if self.config.arbiter
+            && self.scanned
+            && self.clock.pending_press[turn]
+            && !game.is_over()
+            && !self.phase.is_restoring()
+            && !self.sensed.shows_position(game.position())
+            && self.moved_own_piece(turn)
+        {
+            self.clock.pending_press[turn] = false;
+            self.completed_irregularity(turn, t);
         }
     }
 

@@ -136,6 +136,20 @@ fn describe_castling(pos: &Chess, side: CastlingSide, king: Square) -> String {
         CastlingSide::QueenSide => ("O-O-O", File::D),
     };
     let passed = Square::from_coords(passed, king.rank());
+    let legal = pos.legal_moves().into_iter().find_map(|m| match m {
+        Move::Castle { king: k, rook } if k == king && m.castling_side() == Some(side) => {
+            Some(rook)
+        }
+        _ => None,
+    });
+    if let Some(rook) = legal {
+        // Castling was allowed: only the rook's half of it is missing.
+        return format!(
+            "{name} not completed: the king went to {} but the rook is still on {rook}; castling is made when the rook is released on {} (Art. 4.7.2)",
+            side.king_to(turn),
+            side.rook_to(turn)
+        );
+    }
     let reason = if !pos.castles().has(turn, side) {
         "castling after the king or that rook has moved (Art. 3.8.2.1)"
     } else if pos.is_check() {
@@ -364,12 +378,26 @@ impl Engine {
         attempt: Option<(Attempt, Millis)>,
         at: Millis,
     ) {
+        let restore = kind != AlertKind::PawnNotPromoted;
+        self.penalise(kind, offender, message, attempt, at, restore);
+    }
+
+    /// [`Engine::illegal`], saying whether the position before the act must
+    /// be restored (not when the act left the position as it should be).
+    pub(super) fn penalise(
+        &mut self,
+        kind: AlertKind,
+        offender: Color,
+        message: String,
+        attempt: Option<(Attempt, Millis)>,
+        at: Millis,
+        restore: bool,
+    ) {
         let count = {
             let game = self.game_mut();
             game.illegal_moves[offender] += 1;
             game.illegal_moves[offender]
         };
-        let restore = kind != AlertKind::PawnNotPromoted;
         let (ruling, ending) = penalty(
             self.config.rules(),
             self.game().position(),
@@ -437,5 +465,53 @@ impl Engine {
         if let Some(m) = mv {
             self.record(&[m], made_at, basis);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{CastlingMode, fen::Fen};
+
+    fn describe(fen: &str, lift: &[Square], place: &[Square]) -> String {
+        let pos: Chess = fen
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let mut sensed = SensedBoard::showing(pos.board());
+        for (i, &sq) in lift.iter().chain(place).enumerate() {
+            if lift.contains(&sq) {
+                sensed.lift(sq, i as u64 + 1);
+            } else {
+                sensed.place(sq, None, i as u64 + 1);
+            }
+        }
+        let touched = sensed.touched_since(0);
+        Attempt::read(&pos, &sensed, touched).describe(&pos, &sensed)
+    }
+
+    #[test]
+    fn a_king_on_g1_without_the_rook_is_an_incomplete_castling() {
+        let text = describe(
+            "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1",
+            &[Square::E1],
+            &[Square::G1],
+        );
+        assert!(
+            text.starts_with("O-O not completed: the king went to g1 but the rook is still on h1"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn castling_that_is_not_allowed_says_why() {
+        // A bishop on f1 stands in between: not allowed, not incomplete.
+        let text = describe(
+            "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3KB1R w KQkq - 0 1",
+            &[Square::E1],
+            &[Square::G1],
+        );
+        assert!(!text.contains("not completed"), "{text}");
     }
 }

@@ -20,12 +20,15 @@
 mod claim;
 mod complete;
 mod config;
+mod correct;
 mod endings;
 mod full_dead;
+mod hypotheses;
 mod illegal;
 mod orientation;
 mod output;
 mod phase;
+mod progress;
 mod read;
 mod record;
 mod settle;
@@ -35,10 +38,12 @@ pub use claim::judge_claim;
 pub use config::EngineConfig;
 pub use endings::{automatic_ending, is_dead_fast};
 pub use full_dead::{DeadCheck, MateCheck};
+pub use hypotheses::lines_san;
 pub use illegal::Attempt;
 pub use orientation::Orientation;
 pub use output::{EngineError, GameEvent};
 pub use phase::{Phase, Unexplained};
+pub use progress::in_progress;
 pub use read::{Reading, read};
 pub use settle::Settle;
 pub use touch::Touches;
@@ -52,6 +57,7 @@ use crate::{
     sensed::SensedBoard,
 };
 use complete::Clock;
+use hypotheses::Hypotheses;
 
 /// The reconstruction engine for one board: a thin front that feeds board
 /// events through the steps above and collects the game events.
@@ -75,6 +81,14 @@ pub struct Engine {
     /// The full analyses are run elsewhere and fed back (a daemon); by
     /// default the engine runs them itself, in line.
     deferred: bool,
+    /// Whether a full scan (or a dump after a reconnection) changed the
+    /// sensors last: states may have been skipped.
+    scanned: bool,
+    /// Candidate continuations while the board is out of step.
+    hypotheses: Hypotheses,
+    /// Per square, when a piece was last lifted from it and what the board
+    /// said it was: a piece put back within the settle time is a blip.
+    lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
 }
 
 impl Default for Engine {
@@ -102,6 +116,9 @@ impl Engine {
             events: vec![GameEvent::GameStarted { game: 0, at: 0 }],
             rotated: config.orientation == Orientation::Rotated,
             deferred: false,
+            scanned: false,
+            hypotheses: Hypotheses::default(),
+            lifted: [None; 64],
         }
     }
 
@@ -148,7 +165,11 @@ impl Engine {
     /// are displaced. A live reader calls [`Engine::advance_to`] then.
     pub fn next_deadline(&self) -> Option<Millis> {
         let settle = self.settle.deadline(self.config.settle_ms);
-        let displaced = if self.config.arbiter && !self.game().is_over() {
+        // While ambiguous the arbiter has the candidates instead.
+        let displaced = if self.config.arbiter
+            && !self.game().is_over()
+            && self.sync_state() != crate::resync::SyncState::Ambiguous
+        {
             self.phase.displaced_deadline(self.config.displaced_ms)
         } else {
             None
@@ -180,16 +201,12 @@ impl Engine {
         self.now = t;
         match &ev.event {
             BoardEvent::Lift(sq) => self.lift(*sq, t),
-            BoardEvent::Place(sq, piece) => {
-                self.seq += 1;
-                if self.sensed.place(*sq, *piece, self.seq) {
-                    self.settle.changed(t, self.seq);
-                }
-            }
+            BoardEvent::Place(sq, piece) => self.place(*sq, *piece, t),
             BoardEvent::Board(scan) => {
                 self.seq += 1;
                 if self.sensed.apply_scan(scan, self.seq) {
                     self.settle.changed(t, self.seq);
+                    self.scanned = true;
                 }
             }
             BoardEvent::Clock(white, black) => {
@@ -221,10 +238,55 @@ impl Engine {
             );
         }
         let settled = !self.settle.is_unread();
+        let was = self.sensed.occupied().contains(sq);
+        self.lifted[sq.to_usize()] = was.then_some((t, self.sensed.piece_at(sq), self.seq));
         if self.sensed.lift(sq, self.seq) {
             self.settle.changed(t, self.seq);
+            self.scanned = false;
         }
         self.complete_by_opponent_lift(sq, settled, t);
+    }
+
+    fn place(&mut self, sq: Square, piece: Option<shakmaty::Piece>, t: Millis) {
+        self.seq += 1;
+        // Put back where it was lifted, as it was, at once (nothing else
+        // happened in between) and before the state settled.
+        let candidate = self.lifted[sq.to_usize()]
+            .take()
+            .is_some_and(|(at, was, seq)| {
+                seq + 1 == self.seq
+                    && t.saturating_sub(at) < self.config.settle_ms
+                    && !self.sensed.occupied().contains(sq)
+                    && (piece.is_none() || was.is_none() || piece == was)
+            });
+        if self.sensed.place(sq, piece, self.seq) {
+            self.settle.changed(t, self.seq);
+            self.scanned = false;
+        }
+        if candidate {
+            self.forget_if_blip(sq);
+        }
+    }
+
+    /// A piece lifted from `sq` and put straight back is a blip (a sensor
+    /// flicker, or a hand that let go at once), not evidence of a touch or
+    /// a capture, unless another piece was in the air meanwhile: then it
+    /// may be a capture on `sq` (the captured piece lifted, the capturing
+    /// one put down in its place).
+    fn forget_if_blip(&mut self, sq: Square) {
+        let mut probe = self.sensed.clone();
+        probe.forget_blip(sq);
+        let game = self.game();
+        let pos = game.position();
+        let in_air = probe.occupied().count() < pos.board().occupied().count()
+            && !matches!(
+                crate::matcher::explain(pos, &probe, game.basis(game.ply()), 1),
+                crate::matcher::Explanation::Unique(_)
+            );
+        if !in_air {
+            self.sensed = probe;
+            self.touches.forget(sq);
+        }
     }
 
     /// Presses, flags, resignations, agreements, results, claims, setups
@@ -317,14 +379,41 @@ impl Engine {
             self.clock.pending_press,
             self.config.arbiter,
         );
+        let waiting = reading == Reading::Wait;
         self.apply(reading, made_at, basis);
+        let game = self.game();
+        let mut in_hand = waiting && !game.is_over() && in_progress(game.position(), &self.sensed);
+        if waiting && !in_hand && self.scanned && !game.is_over() && !self.phase.is_restoring() {
+            // A scan missed the state between a move and the next hand.
+            if let Some(m) = progress::move_then_in_progress(game.position(), &self.sensed) {
+                self.record(&[m], made_at, basis);
+                in_hand = true;
+            }
+        }
+        let game = self.game();
+        if waiting
+            && !in_hand
+            && !game.is_over()
+            && !self.phase.is_restoring()
+            && !self.sensed.shows_position(game.position())
+        {
+            if !self.resynchronise(made_at, basis) {
+                self.pressed_before_scan(made_at);
+            }
+        } else if !in_hand {
+            self.hypotheses.clear();
+        }
         let game = self.game();
         let explained = self.games.len() != games
             || game.is_over()
             || game.ply() != plies
             || self.phase.is_restoring()
             || self.sensed.shows_position(game.position());
-        if self.phase.settled(explained, made_at) {
+        if !explained && in_progress(game.position(), &self.sensed) {
+            // A move in progress, however long the hand holds it, is not a
+            // displaced piece.
+            self.phase.move_in_progress();
+        } else if self.phase.settled(explained, made_at) {
             // What was lifted while pieces were displaced says nothing
             // about the player's intentions.
             self.touches.clear_all();
@@ -372,6 +461,8 @@ impl Engine {
             return;
         }
         match self.phase.displaced_deadline(self.config.displaced_ms) {
+            // Candidates were listed to the arbiter in `out_of_sync`.
+            Some(_) if self.sync_state() == crate::resync::SyncState::Ambiguous => return,
             Some(due) if t >= due => {}
             _ => return,
         }
@@ -581,9 +672,9 @@ mod tests {
         push_all(&mut e, "@1000 lift g1\n@1200 place g5\n");
         assert_eq!(e.next_deadline(), Some(1200 + config.settle_ms));
         e.advance_to(1200 + config.settle_ms);
-        // The board has shown no explained state since the knight left g1
-        // (read once it settled, at the next event).
-        let displaced_at = 1000 + config.displaced_ms;
+        // The knight in the hand was a move in progress; the board has shown
+        // no explained state since it was put on g5.
+        let displaced_at = 1200 + config.displaced_ms;
         assert_eq!(e.next_deadline(), Some(displaced_at));
         e.drain_events();
         e.advance_to(displaced_at);

@@ -65,4 +65,9 @@ pub enum EngineError {
     /// A setup position that is not legal.
     #[error("setup {fen} is not a legal position: {reason}")]
     IllegalSetup { fen: String, reason: String },
+    /// An arbiter's correction of the record that cannot be applied (the
+    /// message says why: a move not legal, with the position's FEN; a ply
+    /// or candidate that does not exist).
+    #[error("correction refused: {0}")]
+    Correction(String),
 }

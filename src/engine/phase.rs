@@ -111,6 +111,16 @@ impl Phase {
         }
     }
 
+    /// The settled state is a move in progress (a piece in the hand): not
+    /// displaced pieces, so an unexplained state the arbiter was not told
+    /// of is forgotten; one he was told of stays until the position or a
+    /// move is on the board again.
+    pub fn move_in_progress(&mut self) {
+        if self.unexplained().is_some_and(|u| !u.told) {
+            self.set_unexplained(None);
+        }
+    }
+
     /// The arbiter was told of displaced pieces.
     pub fn told_displaced(&mut self) {
         if let Phase::Unexplained(u) = self {

@@ -33,6 +33,7 @@ impl Engine {
             if std::mem::take(&mut self.clock.pending_press[mover]) {
                 // The clock was pressed before the board showed the move.
                 self.complete_all(made_at);
+                self.clock.early_press = Some((mover, ply));
             }
         }
         if let ([m], Some(before)) = (moves, before) {

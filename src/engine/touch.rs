@@ -52,6 +52,26 @@ impl Touches {
         }
     }
 
+    /// Forgets a lift of `sq` that was a blip: the piece was put back
+    /// before the state settled.
+    pub fn forget(&mut self, sq: Square) {
+        for lifts in self.0.iter_mut() {
+            for (first, together) in [
+                (&mut lifts.own, &mut lifts.own_together),
+                (&mut lifts.theirs, &mut lifts.theirs_together),
+            ] {
+                if !together.contains(sq) {
+                    continue;
+                }
+                together.discard(sq);
+                if first.is_some_and(|(f, _)| f == sq) {
+                    // Another piece lifted with it stands first instead.
+                    *first = together.first().zip(first.map(|(_, at)| at));
+                }
+            }
+        }
+    }
+
     /// Forgets `player`'s touches: his move is completed.
     pub fn clear(&mut self, player: Color) {
         self.0[player] = FirstLifts::default();

@@ -10,7 +10,7 @@ use crate::{
     engine::{Engine, EngineConfig, GameEvent},
     event::Millis,
     protocol::dgt,
-    replay::{GameReport, reported_games},
+    replay::{game_reports, reported_games},
     rules::RuleSet,
 };
 
@@ -122,12 +122,13 @@ pub fn run(args: &WatchArgs, out: &mut dyn Write) -> Result<(), WatchError> {
     handle.stop();
     engine.finish();
     print_events(&mut engine, out)?;
-    for game in reported_games(&engine) {
-        if args.json {
-            let line =
-                serde_json::to_string(&GameReport::new(game)).map_err(std::io::Error::other)?;
+    if args.json {
+        for report in game_reports(&engine) {
+            let line = serde_json::to_string(&report).map_err(std::io::Error::other)?;
             writeln!(out, "{line}")?;
-        } else {
+        }
+    } else {
+        for game in reported_games(&engine) {
             write!(out, "{}", game.to_pgn())?;
         }
     }

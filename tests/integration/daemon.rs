@@ -967,7 +967,8 @@ fn issue_9_live_and_replayed_events_agree_across_displacement_and_undo() {
 
     // The displaced-pieces alert came from a tick journaled at the engine's
     // time: 2 s (the default) after the board first showed a state no move
-    // explains (the knight lifted from b8 at 11000).
+    // explains (the knight put on b5 at 11300; while it was in the hand,
+    // from 11000, that was a move in progress).
     let journal = data.join("boards/1.jsonl");
     let lines: Vec<JournalLine> = std::fs::read_to_string(&journal)
         .unwrap()
@@ -977,8 +978,8 @@ fn issue_9_live_and_replayed_events_agree_across_displacement_and_undo() {
     assert!(
         lines
             .iter()
-            .any(|l| l.at == 13_000 && serde_json::to_string(l).unwrap().contains("\"tick\"")),
-        "a tick at 13000 in the journal"
+            .any(|l| l.at == 13_300 && serde_json::to_string(l).unwrap().contains("\"tick\"")),
+        "a tick at 13300 in the journal"
     );
 
     let token = std::fs::read_to_string(data.join("token")).unwrap();
@@ -1175,4 +1176,159 @@ fn issue_11_hostile_player_name_leaves_the_dashboard_working() {
     let dom = dump_dom(&browser, dir.path(), &d.addr);
     assert!(dom.contains("id=\"last-1\""), "board 1 is shown:\n{dom}");
     assert!(dom.contains("Evil"), "the name is shown as text:\n{dom}");
+}
+
+/// Issue 10: a dump after an outage that four move orders explain (1.e4 e5
+/// 2.Nf3 Nc6 in any order of each side's moves).
+const TRANSPOSED: &str = "\
+@0 board r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R
+@5000 board r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R
+";
+
+#[test]
+fn issue_10_corrections_need_the_token_and_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = script_board(dir.path(), "Sync Cup", TRANSPOSED);
+    let d = Daemon::start(&run_args(&config, &data, "10"));
+    d.wait_boards(30, |b| b["connection"] == "ended");
+    let summary = d.json("/boards/1");
+    assert_eq!(summary["sync"], "ambiguous", "{summary}");
+    let candidates: Vec<String> = summary["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    let orders = [
+        "e4 e5 Nf3 Nc6",
+        "e4 Nc6 Nf3 e5",
+        "Nf3 e5 e4 Nc6",
+        "Nf3 Nc6 e4 e5",
+    ];
+    // The dashboard shows the board out of step at a glance.
+    if let Some(browser) = chromium() {
+        let dom = dump_dom(&browser, dir.path(), &d.addr);
+        assert!(
+            dom.contains("id=\"sync-1\">sync: ambiguous<"),
+            "board 1's card shows its sync state:\n{dom}"
+        );
+    }
+    let mut sorted = candidates.clone();
+    sorted.sort();
+    let mut orders = orders.map(str::to_owned).to_vec();
+    orders.sort();
+    assert_eq!(sorted, orders, "the four orders, and nothing else");
+
+    let token = std::fs::read_to_string(data.join("token")).unwrap();
+    let bearer = format!("Bearer {}", token.trim());
+    let auth = [("Authorization", bearer.as_str())];
+    let journal = data.join("boards/1.jsonl");
+    let before = std::fs::read(&journal).unwrap();
+    let post = |headers: &[(&str, &str)], query: &str, body: &str| {
+        http(
+            &d.addr,
+            "POST",
+            &format!("/boards/1/actions{query}"),
+            headers,
+            Some(body),
+        )
+    };
+    for body in [
+        r#"{"action":"choose","candidate":1}"#,
+        r#"{"action":"moves","from_ply":0,"san":["e4"]}"#,
+        r#"{"action":"position","fen":"8/8/8/8/8/8/8/K1k5 w - - 0 1"}"#,
+    ] {
+        assert_eq!(post(&[], "", body).status, 401, "{body}");
+    }
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        before,
+        "nothing journaled"
+    );
+
+    // Refusals say why.
+    let r = post(&auth, "", r#"{"action":"choose","candidate":5}"#);
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(r.body.contains("no candidate 5"), "{}", r.body);
+
+    // The arbiter picks the second candidate: recorded as listed.
+    let r = post(&auth, "", r#"{"action":"choose","candidate":2}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let b = d.json("/boards/1");
+    assert_eq!(b["sync"], "ok", "{b}");
+    let recorded: Vec<String> = b["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["san"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(recorded.join(" "), candidates[1]);
+    // Published once their dead-position verdicts are in (issue 14).
+    let published = |san: &str| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !d.get("/boards/1.pgn").body.contains(san) {
+            assert!(Instant::now() < deadline, "{san} is published");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    published(&format!(
+        " {}",
+        candidates[1].split_whitespace().last().unwrap()
+    ));
+
+    // The scoresheet says otherwise: replacing published moves asks first.
+    let sheet = r#"{"action":"moves","from_ply":0,"san":["e4","e5","Nf3","Nc6"]}"#;
+    let r = post(&auth, "", sheet);
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(r.body.contains("retract"), "{}", r.body);
+    let r = post(&auth, "?confirm=retract", sheet);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = post(
+        &auth,
+        "",
+        r#"{"action":"moves","from_ply":4,"san":["Bb5","Nf3"]}"#,
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(
+        r.body.contains("move 2 (\\\"Nf3\\\") is not a legal move")
+            || r.body.contains("move 2 (\"Nf3\") is not a legal move"),
+        "{}",
+        r.body
+    );
+    // The record is the scoresheet's (a move the board does not show would
+    // be read as taken back when the board is read against the record).
+    let pgn = d.json("/boards/1")["pgn"].as_str().unwrap().to_owned();
+    let game = &read_games(pgn.as_bytes()).unwrap()[0];
+    assert_eq!(sans(game), ["e4", "e5", "Nf3", "Nc6"]);
+
+    // No moves at all: the position, from which play goes on.
+    let fen = "r1bqkbnr/pppp1ppp/2n5/1B2p3/4P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3";
+    let body = format!(r#"{{"action":"position","fen":"{fen}"}}"#);
+    assert_eq!(
+        post(&auth, "", &body).status,
+        409,
+        "retracts published moves"
+    );
+    let r = post(&auth, "?confirm=retract", &body);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let b = d.json("/boards/1");
+    assert_eq!(b["fen"], fen);
+    assert_eq!(b["ply"], 0);
+
+    let lines = std::fs::read_to_string(&journal).unwrap();
+    let actions = lines
+        .lines()
+        .filter(|l| l.contains("\"type\":\"action\""))
+        .count();
+    assert_eq!(actions, 3, "choose, moves, position");
+    d.kill();
+    let d = Daemon::start(&run_args(&config, &data, "10"));
+    let b = d.json("/boards/1");
+    assert_eq!(b["fen"], fen, "the corrections replayed from the journal");
+    assert_eq!(b["actions"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        std::fs::read_to_string(&journal).unwrap(),
+        lines,
+        "a restart journals nothing new"
+    );
 }

@@ -1,0 +1,131 @@
+//! Resynchronising with a board that skipped states: a full scan or a dump
+//! after a reconnection that no one, two or three moves explain is given to
+//! the [`resync`](crate::resync) search. A unique answer is recorded (with
+//! `moves_inferred`); several are kept as hypotheses, nothing is recorded,
+//! and the arbiter is told with `out_of_sync` (the candidates in SAN). Later states are searched again from the last
+//! certain move, so the hypotheses that no longer fit fall away.
+
+use shakmaty::{Chess, Move, Position, san::SanPlus};
+
+use super::Engine;
+use crate::{
+    alert::AlertKind,
+    event::Millis,
+    resync::{Limits, Resync, SyncState, Target, resync},
+};
+
+/// The hypotheses the engine keeps while the board is out of step.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Hypotheses {
+    pub(super) state: SyncState,
+    /// Candidate continuations from the current game position.
+    pub(super) lines: Vec<Vec<Move>>,
+}
+
+impl Hypotheses {
+    pub(super) fn clear(&mut self) {
+        *self = Hypotheses::default();
+    }
+}
+
+impl Engine {
+    /// Whether the record and the board are in step.
+    pub fn sync_state(&self) -> SyncState {
+        self.hypotheses.state
+    }
+
+    /// The candidate continuations of the record while the board is
+    /// ambiguous (each a sequence of moves from the current game position);
+    /// empty otherwise.
+    pub fn candidates(&self) -> &[Vec<Move>] {
+        &self.hypotheses.lines
+    }
+
+    /// The candidates in SAN, each line as one string.
+    pub fn candidates_san(&self) -> Vec<String> {
+        lines_san(self.game().position(), &self.hypotheses.lines)
+    }
+
+    /// A settled state that nothing shorter explains: search, when the board
+    /// may have skipped states (a full scan or dump changed it last).
+    /// Returns whether moves were recorded.
+    pub(super) fn resynchronise(&mut self, made_at: Millis, basis: u64) -> bool {
+        if !self.scanned {
+            // Square by square, the board shows every change: a state no
+            // move explains is a move in progress or displaced pieces.
+            if self.hypotheses.state != SyncState::Ambiguous {
+                self.hypotheses.clear();
+            }
+            return false;
+        }
+        let game = self.game();
+        let pos = game.position().clone();
+        let target = Target::sensed(&self.sensed);
+        let identified = target
+            .occupied()
+            .into_iter()
+            .all(|sq| self.sensed.piece_at(sq).is_some());
+        if !identified {
+            // On occupancy, a piece slid to a wrong square or held in the
+            // hand is too often explained by moves nobody made: not read
+            // until those cases are told apart.
+            return false;
+        }
+        let limits = Limits::default();
+        match resync(&pos, &target, &limits) {
+            Resync::Unique(line) => {
+                self.hypotheses.clear();
+                self.record(&line, made_at, basis);
+                return true;
+            }
+            // Not even the moves all candidates begin with are certain: the
+            // board may show a move in progress after a shorter sequence
+            // that no candidate is (a scan that caught the next player's
+            // hand taking a piece).
+            // A press the board has not shown a move for yet says whose
+            // move this is: `pressed_before_scan` judges it instead.
+            Resync::Candidates { .. } if self.clock.pending_press[pos.turn()] => {}
+            Resync::Candidates { lines, more } => self.ambiguous(lines, more),
+            Resync::None => self.hypotheses.state = SyncState::Lost,
+            Resync::OverBudget { .. } => self.hypotheses.state = SyncState::Searching,
+        }
+        false
+    }
+
+    fn ambiguous(&mut self, lines: Vec<Vec<Move>>, more: bool) {
+        if self.hypotheses.state == SyncState::Ambiguous && self.hypotheses.lines == lines {
+            return;
+        }
+        self.hypotheses = Hypotheses {
+            state: SyncState::Ambiguous,
+            lines,
+        };
+        let sans = self.candidates_san();
+        let numbered: Vec<String> = sans
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("{}) {s}", i + 1))
+            .collect();
+        let message = format!(
+            "the board skipped states and {} sequences of legal moves lead to what it shows{}: {}; the record stops at the last certain move until the board or the arbiter tells them apart",
+            sans.len(),
+            if more { " (at least)" } else { "" },
+            numbered.join("; ")
+        );
+        self.alert(AlertKind::OutOfSync, None, message, None);
+    }
+}
+
+/// Each line in SAN from `pos`, moves separated by spaces.
+pub fn lines_san(pos: &Chess, lines: &[Vec<Move>]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|line| {
+            let mut p = pos.clone();
+            line.iter()
+                .map(|&m| SanPlus::from_move_and_play_unchecked(&mut p, m).to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}

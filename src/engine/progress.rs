@@ -1,0 +1,254 @@
+//! Moves in progress: board states that a player's hand explains, however
+//! long they last. A piece held while the player thinks, the opponent's
+//! piece taken off before the capturing piece is put down, a king already
+//! on g1 while the rook is still to move: none of these is a displaced
+//! piece (Art. 7.4 concerns pieces the hand has let go of), so the arbiter
+//! is not told of them.
+
+use shakmaty::{Bitboard, Chess, Move, Position};
+
+use crate::sensed::SensedBoard;
+
+/// Whether the sensed board is the game position with a move in progress:
+/// pieces only lifted from it (at most two of the player to move, such as
+/// king and rook when castling, and at most one of the opponent's, the piece
+/// being captured), or the king already on its castling square with the
+/// rook still on its own square or in the hand.
+pub fn in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
+    let board = pos.board();
+    let mover = board.by_color(pos.turn());
+    let removed = board.occupied() & !sensed.occupied();
+    let added = sensed.occupied() & !board.occupied();
+    let misidentified = sensed.occupied() & board.occupied() & !identities_agree_on(pos, sensed);
+    if misidentified.any() || removed.is_empty() {
+        return false;
+    }
+    if added.is_empty() {
+        let own = (removed & mover).count();
+        let theirs = removed & !mover;
+        // The opponent's piece off the board is a capture begun only if the
+        // player to move can take it; otherwise it was knocked off.
+        return own <= 2
+            && (theirs.is_empty() || theirs.count() == 1 && can_be_captured(pos, theirs));
+    }
+    castling_in_progress(pos, sensed, removed, added)
+}
+
+/// The one legal move from `pos` after which the sensed board is a move in
+/// progress, when the board shows the move's piece on its square: a board
+/// that reports by scans can miss the state between a move and the
+/// opponent's hand taking a piece. `None` when no move or several do.
+pub fn move_then_in_progress(pos: &Chess, sensed: &SensedBoard) -> Option<Move> {
+    // On a board that does not identify pieces, a square filled says too
+    // little of which piece went there.
+    if sensed
+        .occupied()
+        .into_iter()
+        .any(|sq| sensed.piece_at(sq).is_none())
+    {
+        return None;
+    }
+    let mut found = None;
+    for m in pos.legal_moves() {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let board = after.board();
+        let shows = |sq: shakmaty::Square| {
+            sensed.occupied().contains(sq)
+                && sensed
+                    .piece_at(sq)
+                    .is_none_or(|p| board.piece_at(sq) == Some(p))
+        };
+        let placed = match m {
+            Move::Castle { .. } => {
+                let side = m.castling_side().expect("a castling move has a side");
+                shows(side.king_to(pos.turn())) && shows(side.rook_to(pos.turn()))
+            }
+            _ => shows(m.to()),
+        };
+        // Only the next player's hand: a piece of the player who just
+        // moved, off its square, is more likely his move not finished
+        // (castling with the rook first) than a capture begun.
+        let lifted = board.occupied() & !sensed.occupied();
+        if placed && (lifted & board.by_color(pos.turn())).is_empty() && in_progress(&after, sensed)
+        {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(m);
+        }
+    }
+    found
+}
+
+/// Whether a legal move of the player to move captures the piece on the one
+/// square of `on` (en passant included).
+fn can_be_captured(pos: &Chess, on: Bitboard) -> bool {
+    pos.legal_moves().iter().any(|m| match *m {
+        Move::EnPassant { from, to } => {
+            on.contains(shakmaty::Square::from_coords(to.file(), from.rank()))
+        }
+        _ => m.is_capture() && on.contains(m.to()),
+    })
+}
+
+/// The squares whose reported identity agrees with the position (squares
+/// with no identity reported agree).
+fn identities_agree_on(pos: &Chess, sensed: &SensedBoard) -> Bitboard {
+    let board = pos.board();
+    sensed
+        .occupied()
+        .into_iter()
+        .filter(|&sq| {
+            sensed
+                .piece_at(sq)
+                .is_none_or(|p| board.piece_at(sq) == Some(p))
+        })
+        .collect()
+}
+
+/// The king put on its castling square, the rook not yet moved.
+fn castling_in_progress(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    removed: Bitboard,
+    added: Bitboard,
+) -> bool {
+    pos.legal_moves().iter().any(|m| {
+        let Move::Castle { king, rook } = *m else {
+            return false;
+        };
+        let side = m.castling_side().expect("a castling move has a side");
+        let king_to = side.king_to(pos.turn());
+        let rook_to = side.rook_to(pos.turn());
+        let only_king_and_rook =
+            (removed & !Bitboard::from_square(king) & !Bitboard::from_square(rook)).is_empty();
+        let king_first = added == Bitboard::from_square(king_to)
+            && removed.contains(king)
+            && sensed
+                .piece_at(king_to)
+                .is_none_or(|p| p == pos.turn().king());
+        let rook_first = added == Bitboard::from_square(rook_to)
+            && removed.contains(rook)
+            && sensed
+                .piece_at(rook_to)
+                .is_none_or(|p| p == pos.turn().rook());
+        only_king_and_rook && (king_first || rook_first)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{CastlingMode, Square, fen::Fen};
+
+    fn position(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
+    fn sensed(pos: &Chess, lift: &[Square], place: &[Square]) -> SensedBoard {
+        let mut s = SensedBoard::showing(pos.board());
+        for (i, &sq) in lift.iter().enumerate() {
+            s.lift(sq, i as u64 + 1);
+        }
+        for (i, &sq) in place.iter().enumerate() {
+            s.place(sq, None, 100 + i as u64);
+        }
+        s
+    }
+
+    #[test]
+    fn a_piece_in_the_hand_is_a_move_in_progress() {
+        let pos = Chess::default();
+        assert!(in_progress(&pos, &sensed(&pos, &[Square::G1], &[])));
+        // The opponent's piece is not the mover's to hold, unless it is
+        // the one being captured: one the mover can take, not two.
+        assert!(!in_progress(&pos, &sensed(&pos, &[Square::E7], &[])));
+        let open = position("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
+        assert!(in_progress(&open, &sensed(&open, &[Square::D5], &[])));
+        assert!(in_progress(
+            &open,
+            &sensed(&open, &[Square::D5, Square::E4], &[])
+        ));
+        assert!(!in_progress(
+            &open,
+            &sensed(&open, &[Square::D5, Square::E7], &[])
+        ));
+        // Three of the mover's pieces is no move.
+        assert!(!in_progress(
+            &pos,
+            &sensed(&pos, &[Square::G1, Square::B1, Square::E2], &[])
+        ));
+    }
+
+    #[test]
+    fn the_game_position_or_a_piece_put_elsewhere_is_not() {
+        let pos = Chess::default();
+        assert!(!in_progress(&pos, &sensed(&pos, &[], &[])));
+        // A knight put on g5: a state of its own, not a hand.
+        assert!(!in_progress(
+            &pos,
+            &sensed(&pos, &[Square::G1], &[Square::G5])
+        ));
+    }
+
+    #[test]
+    fn a_rook_on_f1_with_the_king_in_the_hand_is_castling_in_progress() {
+        let pos = position("r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1");
+        assert!(in_progress(
+            &pos,
+            &sensed(&pos, &[Square::H1, Square::E1], &[Square::F1])
+        ));
+        // Not the move after Rf1 with Black's hand on White's king.
+        let mut s = SensedBoard::showing(pos.board());
+        s.lift(Square::H1, 1);
+        s.lift(Square::E1, 2);
+        s.place(Square::F1, Some(shakmaty::Color::White.rook()), 3);
+        for sq in s.occupied() {
+            if sq != Square::F1 {
+                s.place(sq, pos.board().piece_at(sq), 4);
+            }
+        }
+        assert_eq!(move_then_in_progress(&pos, &s), None);
+    }
+
+    #[test]
+    fn a_move_the_scan_missed_before_the_next_hand_is_found() {
+        // 1. e4 shown, Black's e7 pawn already in the hand.
+        let pos = Chess::default();
+        let mut s = SensedBoard::showing(pos.board());
+        for sq in pos.board().occupied() {
+            s.place(sq, pos.board().piece_at(sq), 1);
+        }
+        s.lift(Square::E2, 2);
+        s.place(Square::E4, Some(shakmaty::Color::White.pawn()), 3);
+        s.lift(Square::E7, 4);
+        let m = move_then_in_progress(&pos, &s).expect("one move");
+        assert_eq!(m.to(), Square::E4);
+        // On occupancy the same squares say too little.
+        let o = sensed(&pos, &[Square::E2, Square::E7], &[Square::E4]);
+        assert_eq!(move_then_in_progress(&pos, &o), None);
+    }
+
+    #[test]
+    fn a_king_on_g1_before_the_rook_is_castling_in_progress() {
+        let pos = position("r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1");
+        assert!(in_progress(
+            &pos,
+            &sensed(&pos, &[Square::E1], &[Square::G1])
+        ));
+        assert!(in_progress(
+            &pos,
+            &sensed(&pos, &[Square::E1, Square::A1], &[Square::C1])
+        ));
+        // Without the right to castle, the king on g1 is no move at all.
+        let no_rights = position("r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w kq - 0 1");
+        assert!(!in_progress(
+            &no_rights,
+            &sensed(&no_rights, &[Square::E1], &[Square::G1])
+        ));
+    }
+}
