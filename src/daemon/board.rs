@@ -123,6 +123,10 @@ pub struct BoardState {
     journal_failed: Option<String>,
     /// The broadcast PGN needs to be written again.
     pgn_dirty: bool,
+    /// The round game and how many of its moves the broadcast PGN showed
+    /// when it was last made: a move held back for a verdict is never one
+    /// already shown.
+    shown: (usize, usize),
     pgn: Arc<str>,
 }
 
@@ -166,6 +170,7 @@ impl BoardState {
             notes: Vec::new(),
             journal_failed: None,
             pgn_dirty: true,
+            shown: (0, 0),
             pgn: Arc::from(""),
         };
         state.refresh_pgn();
@@ -418,10 +423,19 @@ impl BoardState {
             // After a flag fall or resignation waiting for its result, later
             // moves may be void.
             let ended = game.pending_mate.map(|pending| pending.ply);
-            [waiting, ended]
+            let held = [waiting, ended]
                 .into_iter()
                 .flatten()
-                .fold(completed, usize::min)
+                .fold(completed, usize::min);
+            // What the broadcast already showed stays shown (a correction
+            // that re-analyses those positions does not unpublish them).
+            let (shown_game, shown) = self.shown;
+            let shown = if shown_game == self.round_game {
+                shown.min(completed)
+            } else {
+                0
+            };
+            held.max(shown)
         }
     }
 
@@ -830,6 +844,7 @@ impl BoardState {
         }
         self.pgn_dirty = false;
         let shown = self.published_plies();
+        self.shown = (self.round_game, shown);
         let game = self.round_game();
         let mut g = game.clone();
         g.tags = self.tags(game);
