@@ -14,6 +14,12 @@ use crate::{
     resync::{Limits, Resync, SyncState, Target, resync},
 };
 
+/// The longest sequence recorded from one snapshot of a board that only
+/// scans. Longer ones are listed for the arbiter instead: a snapshot may
+/// catch a hand in motion, and the shortest sequence that explains it is
+/// then often a detour nobody played.
+const SNAPSHOT_PLIES: usize = 2;
+
 /// The hypotheses the engine keeps while the board is out of step.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Hypotheses {
@@ -73,6 +79,9 @@ impl Engine {
         }
         let limits = Limits::default();
         match resync(&pos, &target, &limits) {
+            Resync::Unique(line) if !self.dumped && line.len() > SNAPSHOT_PLIES => {
+                self.ambiguous(vec![line], false);
+            }
             Resync::Unique(line) => {
                 self.hypotheses.clear();
                 self.record(&line, made_at, basis);

@@ -86,6 +86,8 @@ pub struct Engine {
     scanned: bool,
     /// Candidate continuations while the board is out of step.
     hypotheses: Hypotheses,
+    /// The last full scan was a dump after square-by-square reports.
+    dumped: bool,
     /// Per square, when a piece was last lifted from it and what the board
     /// said it was: a piece put back within the settle time is a blip.
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
@@ -118,6 +120,7 @@ impl Engine {
             deferred: false,
             scanned: false,
             hypotheses: Hypotheses::default(),
+            dumped: false,
             lifted: [None; 64],
         }
     }
@@ -206,6 +209,10 @@ impl Engine {
                 self.seq += 1;
                 if self.sensed.apply_scan(scan, self.seq) {
                     self.settle.changed(t, self.seq);
+                    // A scan after square-by-square reports is a dump (a
+                    // reconnection); otherwise one of a scanning board's
+                    // snapshots.
+                    self.dumped = !self.scanned;
                     self.scanned = true;
                 }
             }

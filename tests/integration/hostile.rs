@@ -59,8 +59,8 @@ const EXPECTED: &[(&str, bool, bool, usize, usize, usize, usize)] = &[
     ("rotated", true, false, 22, 0, 0, 0),
     ("rotated", false, true, 22, 0, 0, 0),
     ("rotated", false, false, 22, 0, 0, 0),
-    ("hostile", true, true, 21, 0, 37, 1),
-    ("hostile", true, false, 22, 0, 0, 0),
+    ("hostile", true, true, 16, 0, 128, 5),
+    ("hostile", true, false, 18, 0, 108, 4),
     ("hostile", false, true, 6, 1, 426, 16),
     ("hostile", false, false, 8, 0, 582, 14),
 ];
