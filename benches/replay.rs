@@ -4,7 +4,8 @@
 //! games when it is absent) is simulated once at `--noise human`; then:
 //! - `floor/san_replay`: parse every game's SAN and play it with shakmaty,
 //!   the least any recorder must do per move;
-//! - `replay/engine`: the same games' board events through the engine;
+//! - `replay/engine`: the same games' board events through the engine, its
+//!   full analyses deferred as a daemon defers them to its pool;
 //! - `replay/engine_without_arbiter`: the same with the irregularity checks
 //!   (illegal moves, touch-move, displaced pieces) off, to measure them;
 //! - `replay/parse_and_engine`: the same from board-script text, as
@@ -246,6 +247,9 @@ fn summary(sans: &[(Chess, Vec<String>)], positions: &[Vec<Chess>], moves: u64) 
 /// optimised away.
 fn run(config: EngineConfig, events: &[TimedEvent]) -> usize {
     let mut engine = Engine::new(config);
+    // The move path as a daemon runs it: CHA's full analyses (after pawn
+    // moves and captures the quick test cannot settle) go to its pool.
+    engine.defer_analyses();
     for ev in events {
         engine.push(ev).expect("simulated events apply");
         engine.clear_events();

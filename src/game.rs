@@ -133,6 +133,22 @@ pub struct Game {
     stuck: bool,
     /// How far the full dead-position analysis has gone through the game.
     pub(crate) dead_watch: DeadWatch,
+    /// A flag fall or resignation whose result waits for the full analysis.
+    pub(crate) pending_mate: Option<PendingMate>,
+}
+
+/// A flag fall or resignation waiting for the full analysis of whether the
+/// opponent can still checkmate (see `engine::full_dead`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PendingMate {
+    /// The moves recorded when it happened.
+    pub ply: usize,
+    /// The player who flagged or resigned.
+    pub loser: Color,
+    /// `TimeForfeit` or `Resignation`.
+    pub termination: Termination,
+    /// Whether the analysis was asked for.
+    pub requested: bool,
 }
 
 /// The full dead-position analysis's progress through a game's positions
@@ -177,6 +193,7 @@ impl Game {
             termination: None,
             stuck,
             dead_watch,
+            pending_mate: None,
         }
     }
 

@@ -39,14 +39,10 @@ pub fn replay_script(file: &str, text: &str, config: EngineConfig) -> Result<Eng
                 line: line.line,
                 source,
             })?;
-        // No verdicts in a script: the full dead-position analysis runs
-        // here, after each event, as the positions arise.
-        engine.run_dead_checks_inline();
         // The events are for live listeners; a replay only wants the record.
         engine.clear_events();
     }
     engine.finish();
-    engine.run_dead_checks_inline();
     Ok(engine)
 }
 

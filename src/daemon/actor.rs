@@ -14,9 +14,9 @@ use tokio::{
 };
 
 use crate::{
-    engine::DeadCheck,
+    engine::{DeadCheck, MateCheck},
     event::{Millis, TimedEvent},
-    winnability::{Budget, Verdict, is_dead},
+    winnability::{Budget, Verdict, can_checkmate, is_dead},
 };
 
 use super::{
@@ -212,6 +212,7 @@ pub fn spawn(
         failed: None,
         next_check: Instant::now() + JOURNAL_CHECK,
         verdicts: mpsc::unbounded_channel(),
+        analysing: 0,
     };
     tokio::spawn(actor.run());
     BoardHandle {
@@ -221,16 +222,67 @@ pub fn spawn(
     }
 }
 
-/// The full analyses running at once, for all boards: one core is left to
-/// the boards, the journals and the server.
-fn analysis_permits() -> Arc<tokio::sync::Semaphore> {
-    static PERMITS: std::sync::OnceLock<Arc<tokio::sync::Semaphore>> = std::sync::OnceLock::new();
-    PERMITS
-        .get_or_init(|| {
-            let cores = std::thread::available_parallelism().map_or(1, usize::from);
-            Arc::new(tokio::sync::Semaphore::new(cores.saturating_sub(1).max(1)))
-        })
-        .clone()
+/// How many full analyses of one kind run at once, for all boards: one
+/// core is left to the boards, the journals and the server. Flag falls and
+/// resignations (rare, and their analysis can take seconds) have permits
+/// of their own, so that they never queue the dead-position checks that
+/// hold moves back from the broadcast, nor the other way round.
+fn analysis_permits(kind: Analysis) -> Arc<tokio::sync::Semaphore> {
+    static DEAD: std::sync::OnceLock<Arc<tokio::sync::Semaphore>> = std::sync::OnceLock::new();
+    static MATE: std::sync::OnceLock<Arc<tokio::sync::Semaphore>> = std::sync::OnceLock::new();
+    let cell = match kind {
+        Analysis::DeadPosition => &DEAD,
+        Analysis::MatingChances => &MATE,
+    };
+    cell.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        Arc::new(tokio::sync::Semaphore::new(cores.saturating_sub(1).max(1)))
+    })
+    .clone()
+}
+
+/// Runs `work` on a blocking thread once a permit of `kind` is free;
+/// `None` if it panicked.
+async fn in_pool<T: Send + 'static>(
+    kind: Analysis,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let permit = analysis_permits(kind).acquire_owned().await;
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        work()
+    })
+    .await
+    .ok()
+}
+
+/// The two kinds of full analysis a board asks for.
+#[derive(Clone, Copy)]
+enum Analysis {
+    /// Is the position after a move dead (Art. 5.2.2)?
+    DeadPosition,
+    /// Can the opponent of a player who flagged or resigned still mate?
+    MatingChances,
+}
+
+/// CHA's full analysis of whether the opponent of a player who flagged or
+/// resigned can still checkmate, in the same pool under the same budget.
+async fn mating_chances_off_the_board(check: MateCheck) -> Entry {
+    let (game, ply) = (check.game, check.ply);
+    let analysed = in_pool(Analysis::MatingChances, move || {
+        can_checkmate(&check.position, check.side, Budget::DETERMINISTIC)
+    })
+    .await;
+    let can_mate = match analysed {
+        Some(Ok(analysis)) => analysis.verdict.as_option(),
+        // Undecided: scored as a loss with an alert for the arbiter.
+        Some(Err(_)) | None => None,
+    };
+    Entry::MateVerdict {
+        game,
+        ply,
+        can_mate,
+    }
 }
 
 /// CHA's full dead-position analysis of `check`, on a blocking thread of
@@ -239,19 +291,17 @@ fn analysis_permits() -> Arc<tokio::sync::Semaphore> {
 /// the machine's load.
 async fn analyse_off_the_board(check: DeadCheck) -> Entry {
     let (game, ply) = (check.game, check.ply);
-    let permit = analysis_permits().acquire_owned().await;
-    let analysed = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
+    let analysed = in_pool(Analysis::DeadPosition, move || {
         is_dead(&check.position, Budget::DETERMINISTIC)
     })
     .await;
     let (dead, skipped) = match analysed {
-        Ok(Ok(Verdict::Yes)) => (Some(true), false),
-        Ok(Ok(Verdict::No)) => (Some(false), false),
-        Ok(Ok(Verdict::Unknown)) => (None, false),
+        Some(Ok(Verdict::Yes)) => (Some(true), false),
+        Some(Ok(Verdict::No)) => (Some(false), false),
+        Some(Ok(Verdict::Unknown)) => (None, false),
         // The solver cannot take the position, or the analysis was lost:
         // the next move's position is analysed instead.
-        Ok(Err(_)) | Err(_) => (None, true),
+        Some(Err(_)) | None => (None, true),
     };
     Entry::DeadVerdict {
         game,
@@ -321,6 +371,8 @@ struct Actor {
     next_check: Instant,
     /// Full dead-position verdicts coming back from the analysis pool.
     verdicts: (mpsc::UnboundedSender<Entry>, mpsc::UnboundedReceiver<Entry>),
+    /// Analyses sent to the pool whose verdict has not come back.
+    analysing: usize,
 }
 
 /// A board whose journal cannot be written.
@@ -370,6 +422,8 @@ impl Actor {
             } else {
                 self.sim.next_step(&self.state)
             };
+            // A simulated board ends once the verdicts it waits for are in.
+            let step = step.filter(|(_, step)| !matches!(step, Step::End) || self.analysing == 0);
             let due = step.as_ref().map(|(due, _)| *due);
             let retry = self.failed.as_ref().map(|f| f.retry_at);
             tokio::select! {
@@ -389,6 +443,7 @@ impl Actor {
                 }
                 () = tokio::time::sleep_until(self.next_check), if !failed => self.check_journal(),
                 Some(entry) = self.verdicts.1.recv(), if !failed => {
+                    self.analysing = self.analysing.saturating_sub(1);
                     // Journaled at the board's present time: a replay meets
                     // it after the same events as the live board did.
                     let at = self.state.last_at();
@@ -403,7 +458,16 @@ impl Actor {
     /// the analysis pool; each verdict comes back on `verdicts`, to be
     /// journaled and applied like any input.
     fn request_analyses(&mut self) {
+        if let Some(check) = self.state.next_mate_check() {
+            self.analysing += 1;
+            let tx = self.verdicts.0.clone();
+            tokio::spawn(async move {
+                let entry = mating_chances_off_the_board(check).await;
+                let _ = tx.send(entry);
+            });
+        }
         while let Some(check) = self.state.next_dead_check() {
+            self.analysing += 1;
             let tx = self.verdicts.0.clone();
             tokio::spawn(async move {
                 let entry = analyse_off_the_board(check).await;

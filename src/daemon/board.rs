@@ -13,7 +13,7 @@ use serde_json::json;
 use shakmaty::{Chess, Color, EnPassantMode, Outcome, Position, fen::Fen, uci::UciMove};
 
 use crate::{
-    engine::{DeadCheck, Engine, EngineConfig, GameEvent},
+    engine::{DeadCheck, Engine, EngineConfig, GameEvent, MateCheck},
     event::{BoardEvent, Millis, Seconds, TimedEvent, format_clock, side_name},
     game::Game,
     winnability::Verdict,
@@ -123,6 +123,10 @@ pub struct BoardState {
     journal_failed: Option<String>,
     /// The broadcast PGN needs to be written again.
     pgn_dirty: bool,
+    /// The round game and how many of its moves the broadcast PGN showed
+    /// when it was last made: a move held back for a verdict is never one
+    /// already shown.
+    shown: (usize, usize),
     pgn: Arc<str>,
 }
 
@@ -145,6 +149,9 @@ impl BoardState {
         black: Player,
     ) -> BoardState {
         let mut engine = Engine::new(config);
+        // The full analyses run in the daemon's pool and come back as
+        // journal lines (`dead_verdict`, `mate_verdict`).
+        engine.defer_analyses();
         // The first game's start is not news.
         engine.drain_events();
         let mut state = BoardState {
@@ -163,6 +170,7 @@ impl BoardState {
             notes: Vec::new(),
             journal_failed: None,
             pgn_dirty: true,
+            shown: (0, 0),
             pgn: Arc::from(""),
         };
         state.refresh_pgn();
@@ -272,6 +280,20 @@ impl BoardState {
                         .apply_dead_verdict(*game, *ply, verdict, line.at);
                 }
                 // The moves held back for the verdict may go out now.
+                self.pgn_dirty = true;
+            }
+            Entry::MateVerdict {
+                game,
+                ply,
+                can_mate,
+            } => {
+                let verdict = match can_mate {
+                    Some(true) => Verdict::Yes,
+                    Some(false) => Verdict::No,
+                    None => Verdict::Unknown,
+                };
+                self.engine
+                    .apply_mate_verdict(*game, *ply, verdict, line.at);
                 self.pgn_dirty = true;
             }
             Entry::Action { action } => {
@@ -398,8 +420,29 @@ impl BoardState {
                 .take_while(|m| m.completed_at.is_some())
                 .count();
             let waiting = game.dead_watch.requested.map(|ply| ply.saturating_sub(1));
-            waiting.map_or(completed, |held| completed.min(held))
+            // After a flag fall or resignation waiting for its result, later
+            // moves may be void.
+            let ended = game.pending_mate.map(|pending| pending.ply);
+            let held = [waiting, ended]
+                .into_iter()
+                .flatten()
+                .fold(completed, usize::min);
+            // What the broadcast already showed stays shown (a correction
+            // that re-analyses those positions does not unpublish them).
+            let (shown_game, shown) = self.shown;
+            let shown = if shown_game == self.round_game {
+                shown.min(completed)
+            } else {
+                0
+            };
+            held.max(shown)
         }
+    }
+
+    /// The flag fall or resignation waiting for the full analysis (see
+    /// [`Engine::next_mate_check`]).
+    pub fn next_mate_check(&mut self) -> Option<MateCheck> {
+        self.engine.next_mate_check()
     }
 
     /// The next position of the current game that needs the full
@@ -470,7 +513,10 @@ impl BoardState {
                 Some(_) => Ok(()),
             },
             Action::Resign { .. } | Action::Draw | Action::Flag { .. } => {
-                if self.engine.game().is_over() {
+                // A flag fall or resignation waiting for its analysis has
+                // ended the game already; only its result is to come.
+                let game = self.engine.game();
+                if game.is_over() || game.pending_mate.is_some() {
                     Err(over(action.name()))
                 } else {
                     Ok(())
@@ -798,6 +844,7 @@ impl BoardState {
         }
         self.pgn_dirty = false;
         let shown = self.published_plies();
+        self.shown = (self.round_game, shown);
         let game = self.round_game();
         let mut g = game.clone();
         g.tags = self.tags(game);
@@ -1040,7 +1087,22 @@ mod tests {
                 black: None,
             },
         );
-        let out = act(&mut s, Action::Resign { side: Side::Black });
+        act(&mut s, Action::Resign { side: Side::Black });
+        // Whether White can still mate is the pool's to answer (issue 14):
+        // with every piece on the board, it can.
+        let check = s.next_mate_check().expect("the resignation waits");
+        assert_eq!((check.ply, check.side), (2, Color::White));
+        let line = JournalLine {
+            seq: s.seq() + 1,
+            g: 0,
+            at: s.last_at(),
+            entry: Entry::MateVerdict {
+                game: 0,
+                ply: 2,
+                can_mate: Some(true),
+            },
+        };
+        let out = s.apply(&line);
         assert_eq!(out[0].kind, "result");
         let snap = s.snapshot();
         assert!(snap.pgn.contains("[White \"New, Name\"]"), "{}", snap.pgn);

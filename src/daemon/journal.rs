@@ -118,6 +118,17 @@ pub enum Entry {
         /// The solver could not take the position.
         skipped: bool,
     },
+    /// The full analysis of whether the opponent of a player who flagged or
+    /// resigned can still checkmate (Art. 6.9, 5.1.2), computed off the
+    /// board's task and journaled when it came back.
+    MateVerdict {
+        /// The game (from 0 in the board's session).
+        game: usize,
+        /// The moves recorded at the flag fall or resignation.
+        ply: usize,
+        /// Can mate (`true`), cannot (`false`), undecided (`null`).
+        can_mate: Option<bool>,
+    },
 }
 
 /// The journal's own state, as a `journal` line records it.
@@ -156,6 +167,11 @@ enum Record {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         skipped: bool,
     },
+    MateVerdict {
+        game: usize,
+        ply: usize,
+        can_mate: Option<bool>,
+    },
 }
 
 impl Serialize for Entry {
@@ -190,6 +206,16 @@ impl Serialize for Entry {
                 skipped: *skipped,
             }
             .serialize(s),
+            Entry::MateVerdict {
+                game,
+                ply,
+                can_mate,
+            } => Record::MateVerdict {
+                game: *game,
+                ply: *ply,
+                can_mate: *can_mate,
+            }
+            .serialize(s),
         }
     }
 }
@@ -200,7 +226,15 @@ impl<'de> Deserialize<'de> for Entry {
         let value = serde_json::Value::deserialize(d)?;
         let record = matches!(
             value.get("type").and_then(serde_json::Value::as_str),
-            Some("tick" | "action" | "connection" | "alert" | "journal" | "dead_verdict")
+            Some(
+                "tick"
+                    | "action"
+                    | "connection"
+                    | "alert"
+                    | "journal"
+                    | "dead_verdict"
+                    | "mate_verdict"
+            )
         );
         if record {
             Ok(
@@ -220,6 +254,15 @@ impl<'de> Deserialize<'de> for Entry {
                         ply,
                         dead,
                         skipped,
+                    },
+                    Record::MateVerdict {
+                        game,
+                        ply,
+                        can_mate,
+                    } => Entry::MateVerdict {
+                        game,
+                        ply,
+                        can_mate,
                     },
                 },
             )

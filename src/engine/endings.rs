@@ -7,10 +7,10 @@ use super::{Engine, GameEvent};
 use crate::{
     alert::AlertKind,
     event::{Millis, side_name},
-    game::{Game, Termination, draw, win},
+    game::{Game, PendingMate, Termination, draw, win},
     quick_dead::is_dead_quick,
     rules::Rules,
-    winnability::{Budget, Verdict, can_checkmate, can_checkmate_fast},
+    winnability::{Verdict, can_checkmate_fast},
 };
 
 /// Whether the quick test proves that neither side can checkmate (Art. 5.2.2).
@@ -77,28 +77,31 @@ impl Engine {
         }
     }
 
-    /// The result when `loser` flags or resigns: a loss, unless the opponent
-    /// cannot checkmate by any series of legal moves. An undecided analysis
-    /// keeps the loss and says so.
-    pub(super) fn loss_unless_no_mate(&mut self, loser: Color, what: &str) -> Outcome {
-        let pos = self.game().position().clone();
-        let verdict = match can_checkmate_fast(&pos, !loser) {
-            Verdict::No => Verdict::No,
-            _ => can_checkmate(&pos, !loser, Budget::DETERMINISTIC)
-                .map_or(Verdict::Unknown, |a| a.verdict),
-        };
-        match verdict {
-            Verdict::No => draw(),
-            Verdict::Yes => win(!loser),
-            Verdict::Unknown => {
-                let message = format!(
-                    "{what}: whether {} can still checkmate could not be decided; the game is scored as lost, the arbiter should check the position",
-                    side_name(!loser)
-                );
-                self.alert(AlertKind::ClaimRejected, Some(loser), message, None);
-                win(!loser)
-            }
+    /// The result when `loser` flags or resigns (`termination` says which):
+    /// a loss, unless the opponent cannot checkmate by any series of legal
+    /// moves. The quick test settles most positions at once; the others
+    /// wait for the full analysis, which the engine does not run itself
+    /// ([`Engine::next_mate_check`], [`Engine::apply_mate_verdict`]).
+    pub(super) fn loss_unless_no_mate(
+        &mut self,
+        loser: Color,
+        termination: Termination,
+        at: Millis,
+    ) {
+        if self.game().is_over() || self.game().pending_mate.is_some() {
+            return;
         }
+        if can_checkmate_fast(self.game().position(), !loser) == Verdict::No {
+            self.end_game(draw(), termination, at);
+            return;
+        }
+        let ply = self.game().ply();
+        self.game_mut().pending_mate = Some(PendingMate {
+            ply,
+            loser,
+            termination,
+            requested: false,
+        });
     }
 
     /// A draw agreed by the players (Art. 5.2.3): valid once both have

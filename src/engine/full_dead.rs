@@ -16,16 +16,30 @@
 //! pawn moves, captures, castling and the positions after them are
 //! analysed.
 
-use shakmaty::Chess;
+use shakmaty::{Chess, Color};
 
 use super::Engine;
 use crate::{
     alert::AlertKind,
-    event::Millis,
-    game::{Termination, draw},
+    event::{Millis, side_name},
+    game::{Termination, draw, win},
     quick_dead::leads_back,
-    winnability::{Budget, Verdict, is_dead},
+    winnability::{Budget, Verdict, can_checkmate, is_dead},
 };
+
+/// A flag fall or resignation whose result waits for the full analysis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MateCheck {
+    /// The game (index in [`Engine::games`]).
+    pub game: usize,
+    /// The moves recorded when it happened.
+    pub ply: usize,
+    /// The side asked about: the opponent of the player who flagged or
+    /// resigned.
+    pub side: Color,
+    /// The position.
+    pub position: Chess,
+}
 
 /// A position whose deadness waits for the full analysis.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,9 +137,31 @@ impl Engine {
         }
     }
 
-    /// Runs the full analysis of every position that needs it, here and
-    /// now (a replay without journaled verdicts).
+    /// From now on, the full analyses are not run by the engine: the caller
+    /// takes them ([`Engine::next_dead_check`], [`Engine::next_mate_check`]),
+    /// runs them where it likes and feeds the verdicts back. A daemon does,
+    /// to keep them off a board's task and journal them.
+    pub fn defer_analyses(&mut self) {
+        self.deferred = true;
+    }
+
+    /// Unless deferred, runs the analyses due after an event.
+    pub(super) fn analyse_in_line(&mut self) {
+        if !self.deferred {
+            self.run_dead_checks_inline();
+        }
+    }
+
+    /// Runs every full analysis the engine waits for, here and now (a
+    /// replay without journaled verdicts): flags and resignations first,
+    /// then dead positions.
     pub fn run_dead_checks_inline(&mut self) {
+        if let Some(check) = self.next_mate_check() {
+            let verdict = can_checkmate(&check.position, check.side, Budget::DETERMINISTIC)
+                .map_or(Verdict::Unknown, |analysis| analysis.verdict);
+            let at = self.now();
+            self.apply_mate_verdict(check.game, check.ply, verdict, at);
+        }
         while let Some(check) = self.next_dead_check() {
             let at = self.now();
             match is_dead(&check.position, Budget::DETERMINISTIC) {
@@ -135,6 +171,84 @@ impl Engine {
                 Err(_) => self.skip_dead_check(check.ply),
             }
         }
+    }
+
+    /// The flag fall or resignation of the current game whose result waits
+    /// for the full analysis, asked once: can `side` still checkmate from
+    /// `position`?
+    pub fn next_mate_check(&mut self) -> Option<MateCheck> {
+        let game = self.game_index();
+        let record = &mut self.games[game];
+        if record.is_over() {
+            return None;
+        }
+        let pending = record.pending_mate.as_mut()?;
+        if pending.requested {
+            return None;
+        }
+        pending.requested = true;
+        let (ply, side) = (pending.ply, !pending.loser);
+        Some(MateCheck {
+            game,
+            ply,
+            side,
+            position: record.position_at(ply)?.clone(),
+        })
+    }
+
+    /// The full analysis's answer to [`Engine::next_mate_check`]: whether
+    /// the opponent of the player who flagged or resigned after `ply` moves
+    /// can still checkmate. The game ends there: drawn if not (Art. 6.9,
+    /// 5.1.2), lost otherwise; undecided, it is scored lost and the arbiter
+    /// is told. Moves made after the flag or resignation are void.
+    pub fn apply_mate_verdict(&mut self, game: usize, ply: usize, verdict: Verdict, at: Millis) {
+        if game != self.game_index() || self.game().is_over() {
+            return;
+        }
+        let Some(pending) = self.game().pending_mate.filter(|p| p.ply == ply) else {
+            return;
+        };
+        self.game_mut().pending_mate = None;
+        let winner = !pending.loser;
+        let outcome = match verdict {
+            Verdict::No => draw(),
+            Verdict::Yes => win(winner),
+            Verdict::Unknown => {
+                let what = match pending.termination {
+                    Termination::Resignation => "resignation (Art. 5.1.2)",
+                    _ => "flag fall (Art. 6.9)",
+                };
+                let message = format!(
+                    "{what}: whether {} can still checkmate could not be decided; the game is scored as lost, the arbiter should check the position",
+                    side_name(winner)
+                );
+                self.alert(AlertKind::ClaimRejected, Some(pending.loser), message, None);
+                win(winner)
+            }
+        };
+        self.void_after(ply, "the game had ended there", at);
+        self.end_game(outcome, pending.termination, at);
+    }
+
+    /// Moves made after the game ended at `ply` leave the record, named in
+    /// a `moves_void` alert.
+    fn void_after(&mut self, ply: usize, why: &str, at: Millis) {
+        let void: Vec<String> = self.game().moves()[ply..]
+            .iter()
+            .map(|m| m.san.to_string())
+            .collect();
+        if void.is_empty() {
+            return;
+        }
+        let game = self.game_index();
+        self.game_mut().truncate(ply);
+        self.events
+            .push(super::GameEvent::MovesRetracted { game, ply, at });
+        let message = format!(
+            "{why}; the moves made after it are void: {}",
+            void.join(" ")
+        );
+        self.alert(AlertKind::MovesVoid, None, message, None);
     }
 
     /// Leaves the position after `ply` moves unanalysed: the next move's
@@ -149,22 +263,10 @@ impl Engine {
     }
 
     fn end_by_dead_position(&mut self, ply: usize, at: Millis) {
-        let void: Vec<String> = self.game().moves()[ply..]
-            .iter()
-            .map(|m| m.san.to_string())
-            .collect();
-        if !void.is_empty() {
-            let game = self.game_index();
-            self.game_mut().truncate(ply);
-            self.events
-                .push(super::GameEvent::MovesRetracted { game, ply, at });
-            let message = format!(
-                "the position after {ply} half-moves was dead: neither player could checkmate by any series of legal moves, as the full analysis proved; the game ended there and the moves made after it are void: {}",
-                void.join(" ")
-            );
-            let ruling = "the game is drawn at the dead position (Art. 5.2.2)".to_owned();
-            self.alert(AlertKind::MovesVoid, None, message, Some(ruling));
-        }
+        let why = format!(
+            "the position after {ply} half-moves was dead: neither player could checkmate by any series of legal moves, as the full analysis proved; the game is drawn there (Art. 5.2.2)"
+        );
+        self.void_after(ply, &why, at);
         self.complete_all(at);
         self.end_game(draw(), Termination::DeadPosition, at);
     }
@@ -175,8 +277,10 @@ mod tests {
     use super::*;
     use crate::{alert::AlertKind, game::Termination, parse_script};
 
+    /// An engine that leaves the analyses to the test.
     fn engine(script: &str) -> Engine {
         let mut engine = Engine::default();
+        engine.defer_analyses();
         for line in parse_script("test", script).expect("script parses") {
             engine.push(&line.event).expect("event applies");
         }
@@ -209,6 +313,7 @@ mod tests {
             .find(|a| a.kind == AlertKind::MovesVoid)
             .expect("the void move is named");
         assert!(void.message.ends_with("void: Ke8"), "{}", void.message);
+        assert!(void.message.contains("Art. 5.2.2"), "{}", void.message);
         assert_eq!(e.next_dead_check(), None);
     }
 

@@ -37,7 +37,7 @@ mod touch;
 pub use claim::judge_claim;
 pub use config::EngineConfig;
 pub use endings::{automatic_ending, is_dead_fast};
-pub use full_dead::DeadCheck;
+pub use full_dead::{DeadCheck, MateCheck};
 pub use hypotheses::lines_san;
 pub use illegal::Attempt;
 pub use orientation::Orientation;
@@ -78,6 +78,9 @@ pub struct Engine {
     events: Vec<GameEvent>,
     /// The board is turned round: its squares are turned back.
     rotated: bool,
+    /// The full analyses are run elsewhere and fed back (a daemon); by
+    /// default the engine runs them itself, in line.
+    deferred: bool,
     /// Whether a full scan (or a dump after a reconnection) changed the
     /// sensors last: states may have been skipped.
     scanned: bool,
@@ -114,6 +117,7 @@ impl Engine {
             touches: Touches::default(),
             events: vec![GameEvent::GameStarted { game: 0, at: 0 }],
             rotated: config.orientation == Orientation::Rotated,
+            deferred: false,
             scanned: false,
             hypotheses: Hypotheses::default(),
             dumped: false,
@@ -226,6 +230,7 @@ impl Engine {
                 self.apply_decision(other, t)?;
             }
         }
+        self.analyse_in_line();
         Ok(())
     }
 
@@ -299,19 +304,17 @@ impl Engine {
                 self.clock.in_use = true;
                 self.press(*color, t);
             }
+            // Art. 6.9: a loss, unless the opponent cannot checkmate.
             BoardEvent::Flag(color) => {
-                // Art. 6.9: a loss, unless the opponent cannot checkmate.
-                let outcome = self.loss_unless_no_mate(*color, "flag fall (Art. 6.9)");
-                self.end_game(outcome, Termination::TimeForfeit, t);
+                self.loss_unless_no_mate(*color, Termination::TimeForfeit, t)
             }
             BoardEvent::Resign(color) => {
                 // Art. 5.1.2 (2023): a draw if the opponent cannot checkmate.
-                let outcome = if self.config.rules().resignation_needs_mating_chances() {
-                    self.loss_unless_no_mate(*color, "resignation (Art. 5.1.2)")
+                if self.config.rules().resignation_needs_mating_chances() {
+                    self.loss_unless_no_mate(*color, Termination::Resignation, t);
                 } else {
-                    win(!*color)
-                };
-                self.end_game(outcome, Termination::Resignation, t);
+                    self.end_game(win(!*color), Termination::Resignation, t);
+                }
             }
             BoardEvent::Draw => self.agree_draw(t),
             BoardEvent::Result(outcome) => {
@@ -345,6 +348,7 @@ impl Engine {
         }
         self.now = self.now.max(t);
         self.check_displaced(t);
+        self.analyse_in_line();
     }
 
     /// Reads the current board state now, however briefly it has stood (at a
@@ -358,6 +362,7 @@ impl Engine {
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
         self.flush();
+        self.analyse_in_line();
     }
 
     fn read_board(&mut self) {

@@ -84,3 +84,82 @@ fn issue_14_quick_dead_test_matches_the_reference_on_labelled_positions() {
     assert!(dead > 100, "only {dead} dead by the quick test");
     assert!(differ.is_empty(), "verdicts differ: {differ:#?}");
 }
+
+/// Issue 14: a flag fall whose verdict takes the full analysis seconds
+/// does not hold up another board. Board 1 is set up in a position of the
+/// CHA test vectors labelled "WB" (Black can still mate) whose analysis for
+/// Black takes seconds, and White flags at once; board 2 plays 1. e4 just
+/// after (60 ms). Board 2's move must be published (event and broadcast PGN) while
+/// board 1 still waits for its verdict; then board 1's result comes: a loss
+/// for White (Art. 6.9), as the label says Black can mate.
+#[test]
+fn issue_14_a_slow_flag_fall_verdict_does_not_hold_up_another_board() {
+    use std::time::{Duration, Instant};
+
+    use crate::daemon::{Daemon, SseReader, run_args};
+
+    let dir = tempfile::tempdir().unwrap();
+    let slow = dir.path().join("slow.board");
+    std::fs::write(
+        &slow,
+        "@0 setup k1b5/1p1p4/1P1Pb3/B7/8/8/8/K7 w - - 0 1\n@500 flag white\n",
+    )
+    .unwrap();
+    let quick = dir.path().join("quick.board");
+    std::fs::write(
+        &quick,
+        "@510 lift e2\n@540 place e4 P\n@560 press white\n@580 clock 0:04:58 0:05:00\n",
+    )
+    .unwrap();
+    let config = dir.path().join("event.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "event = \"Slow Verdict Cup\"\n[[board]]\nid = 1\nsource = \"script:{}\"\nwhite = {{ name = \"A\" }}\nblack = {{ name = \"B\" }}\n\n[[board]]\nid = 2\nsource = \"script:{}\"\nwhite = {{ name = \"C\" }}\nblack = {{ name = \"D\" }}\n",
+            slow.display(),
+            quick.display()
+        ),
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let d = Daemon::start(&run_args(&config, &data, "1"));
+    let mut sse = SseReader::open(&d.addr, Some("0"));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut next = || sse.next(deadline).expect("events stopped");
+
+    // Board 2's move, completed, before any result of board 1.
+    loop {
+        let e = next();
+        let board = e.data["board"].as_u64();
+        assert!(
+            !(board == Some(1) && e.kind == "result"),
+            "board 1's result came before board 2's move: {e:?}"
+        );
+        if board == Some(2) && e.kind == "completed" {
+            break;
+        }
+    }
+    let pgn = d.get("/round.pgn").body;
+    let games = eboard::pgn::read_games(pgn.as_bytes()).unwrap();
+    assert_eq!(games.len(), 2, "{pgn}");
+    assert_eq!(
+        games[1].moves.len(),
+        1,
+        "board 2's e4 is in the broadcast: {pgn}"
+    );
+    assert_eq!(
+        games[0].result,
+        shakmaty::Outcome::Unknown,
+        "board 1 still waits for its verdict: {pgn}"
+    );
+
+    // Then board 1's verdict.
+    let result = loop {
+        let e = next();
+        if e.data["board"].as_u64() == Some(1) && e.kind == "result" {
+            break e;
+        }
+    };
+    assert_eq!(result.data["result"], "0-1", "{result:?}");
+    assert_eq!(result.data["termination"], "time_forfeit", "{result:?}");
+}
