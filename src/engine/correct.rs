@@ -5,7 +5,7 @@
 //! the same point; the board's later states are read against the corrected
 //! record.
 
-use shakmaty::{CastlingMode, Chess, Move, Position, fen::Fen, san::San};
+use shakmaty::{Move, Position, fen::Fen, san::San};
 
 use super::{Engine, EngineError, GameEvent, Phase};
 use crate::{event::Millis, game::Game, game::Termination};
@@ -65,13 +65,7 @@ impl Engine {
     /// the game goes on from `fen` (its moves so far leave the record; the
     /// journal keeps them).
     pub fn set_position(&mut self, fen: &Fen, at: Millis) -> Result<(), EngineError> {
-        let pos: Chess = fen
-            .clone()
-            .into_position(CastlingMode::Standard)
-            .map_err(|e| EngineError::IllegalSetup {
-                fen: fen.to_string(),
-                reason: e.to_string(),
-            })?;
+        let pos = super::legal_position(fen)?;
         self.reopen_for_correction(at)?;
         let gi = self.game_index();
         let tags = std::mem::take(&mut self.game_mut().tags);
@@ -105,15 +99,7 @@ impl Engine {
         }
         let basis = self.seq;
         for &m in moves {
-            self.game_mut().push_move(m, at, basis);
-            let ply = self.game().ply();
-            let san = self.game().moves()[ply - 1].san.to_string();
-            self.events.push(GameEvent::MoveMade {
-                game: gi,
-                ply,
-                san,
-                at,
-            });
+            self.push_made(m, at, basis);
         }
         // Moves from the scoresheets are completed (Art. 6.2.1: the
         // opponent has moved since, or the arbiter says so).

@@ -416,7 +416,14 @@ impl Engine {
             || game.ply() != plies
             || self.phase.is_restoring()
             || self.sensed.shows_position(game.position());
-        if !explained && in_progress(game.position(), &self.sensed) {
+        // Waiting, nothing since changed the record or the sensors:
+        // `in_hand` already says it.
+        let hand = if waiting {
+            in_hand
+        } else {
+            in_progress(game.position(), &self.sensed)
+        };
+        if !explained && hand {
             // A move in progress, however long the hand holds it, is not a
             // displaced piece.
             self.phase.move_in_progress();
@@ -494,13 +501,7 @@ impl Engine {
     }
 
     fn setup(&mut self, fen: &shakmaty::fen::Fen, t: Millis) -> Result<(), EngineError> {
-        let pos: Chess = fen
-            .clone()
-            .into_position(CastlingMode::Standard)
-            .map_err(|e| EngineError::IllegalSetup {
-                fen: fen.to_string(),
-                reason: e.to_string(),
-            })?;
+        let pos = legal_position(fen)?;
         let game = self.game();
         if !game.is_over() && game.ply() > 0 {
             return Err(EngineError::SetupMidGame {
@@ -567,6 +568,17 @@ impl Engine {
         });
         true
     }
+}
+
+/// The position `fen` describes, if it is legal (a setup, or the arbiter's
+/// correction).
+fn legal_position(fen: &shakmaty::fen::Fen) -> Result<Chess, EngineError> {
+    fen.clone()
+        .into_position(CastlingMode::Standard)
+        .map_err(|e| EngineError::IllegalSetup {
+            fen: fen.to_string(),
+            reason: e.to_string(),
+        })
 }
 
 #[cfg(test)]

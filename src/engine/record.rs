@@ -15,21 +15,12 @@ impl Engine {
     /// numbered `basis`.
     pub(super) fn record(&mut self, moves: &[Move], made_at: Millis, basis: u64) {
         let before = (moves.len() == 1).then(|| self.game().position().clone());
-        let gi = self.game_index();
         let first_ply = self.game().ply() + 1;
         for &m in moves {
             // A later move completes every earlier one (Art. 6.2.1.2).
             self.complete_all(made_at);
             let mover = self.game().position().turn();
-            self.game_mut().push_move(m, made_at, basis);
-            let ply = self.game().ply();
-            let san = self.game().moves()[ply - 1].san.to_string();
-            self.events.push(GameEvent::MoveMade {
-                game: gi,
-                ply,
-                san,
-                at: made_at,
-            });
+            let ply = self.push_made(m, made_at, basis);
             if std::mem::take(&mut self.clock.pending_press[mover]) {
                 // The clock was pressed before the board showed the move.
                 self.complete_all(made_at);
@@ -52,6 +43,17 @@ impl Engine {
             self.alert(AlertKind::MovesInferred, None, message, None);
         }
         self.check_game_over(made_at);
+    }
+
+    /// Appends `m` to the record, made at `at` by the board event numbered
+    /// `basis`, and tells the listeners; returns its half-move number.
+    pub(super) fn push_made(&mut self, m: Move, at: Millis, basis: u64) -> usize {
+        let game = self.game_index();
+        self.game_mut().push_move(m, at, basis);
+        let ply = self.game().ply();
+        let san = self.game().moves()[ply - 1].san.to_string();
+        self.events.push(GameEvent::MoveMade { game, ply, san, at });
+        ply
     }
 
     /// The last move, not yet completed, was changed into `m` (Art. 4.7).
