@@ -472,9 +472,10 @@ pub fn draw() -> Outcome {
 /// piece moves (one is nearly always legal), which is much cheaper than
 /// generating them all after every move.
 fn has_legal_move(pos: &Chess) -> bool {
-    crate::quick_dead::quiet_piece_moves(pos)
+    use crate::quick_dead::{quiet_move_is_legal, quiet_piece_moves};
+    quiet_piece_moves(pos)
         .take(4)
-        .any(|m| pos.is_legal(m))
+        .any(|m| quiet_move_is_legal(pos.board(), pos.turn(), m))
         || !pos.legal_moves().is_empty()
 }
 
