@@ -760,6 +760,14 @@ impl Actor {
                 self.write_apply(Entry::from_event(&ev.event), at, entered, Unwritten::Hold)
                     .await;
             }
+            // One after the other, with no tick in between.
+            Some(BoardMessage::Events(events)) => {
+                for ev in events {
+                    let at = (offset + ev.at).max(self.state.last_at());
+                    self.write_apply(Entry::from_event(&ev.event), at, entered, Unwritten::Hold)
+                        .await;
+                }
+            }
             Some(BoardMessage::Connection { state, .. }) => {
                 let state = match state {
                     ConnectionState::Connected => Connection::Connected,

@@ -402,7 +402,13 @@ pub struct DgtDecoder {
     scan: Option<Scan>,
     last_clock: Option<ClockReport>,
     last_times: Option<(Seconds, Seconds)>,
+    /// The latest field updates that changed the model, oldest first: what
+    /// the host last heard, to find the same place in the EEPROM log.
+    recent: std::collections::VecDeque<(u8, u8)>,
 }
+
+/// How many of the latest field updates a [`DgtDecoder`] keeps.
+pub const RECENT_UPDATES: usize = 32;
 
 impl DgtDecoder {
     /// A decoder with this clock mapping.
@@ -416,12 +422,42 @@ impl DgtDecoder {
             scan: None,
             last_clock: None,
             last_times: None,
+            recent: std::collections::VecDeque::new(),
         }
     }
 
     /// The clock mapping in use.
     pub fn config(&self) -> Config {
         self.config
+    }
+
+    /// The board as the decoder knows it: raw codes a8 first, result tokens
+    /// included; `None` before the first dump.
+    pub fn codes(&self) -> Option<[u8; 64]> {
+        self.codes
+    }
+
+    /// The player whose press the clock's levers show last (his side is
+    /// down), from the latest report of a connected clock.
+    pub fn last_presser(&self) -> Option<Color> {
+        let report = self.last_clock.filter(|r| !r.status.no_clock)?;
+        let left = self.config.left();
+        Some(if report.status.right_lever_high {
+            left
+        } else {
+            left.other()
+        })
+    }
+
+    /// The latest clock times reported (White, Black).
+    pub fn last_times(&self) -> Option<(Seconds, Seconds)> {
+        self.last_times
+    }
+
+    /// The latest field updates that changed the board (a8 index, code),
+    /// oldest first, at most [`RECENT_UPDATES`].
+    pub fn recent_updates(&self) -> impl Iterator<Item = (u8, u8)> + '_ {
+        self.recent.iter().copied()
     }
 
     fn emit(&mut self, d: Decoded, out: &mut Vec<Decoded>) {
@@ -569,6 +605,10 @@ impl DgtDecoder {
             PieceCode::Magic(m) => out.push(Decoded::Dgt(Message::Magic(sq, m))),
             PieceCode::Empty => {}
         }
+        if self.recent.len() == RECENT_UPDATES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((field as u8, code_of(new)));
         if let (Some(codes), Some(scan)) = (&mut self.codes, &mut self.scan) {
             codes[field] = code_of(new);
             scan.0[sq.to_usize()] = match new {

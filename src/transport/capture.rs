@@ -335,7 +335,7 @@ pub fn capture_events(
                         link.feed(bytes, l.at, &mut out);
                         events.extend(out.events.drain(..).map(|event| CapturedEvent {
                             place: Place::Line(l.line),
-                            event: TimedEvent { at: l.at, event },
+                            event,
                         }));
                     }
                     Item::Sent(_) | Item::Close(_) => {}
@@ -357,9 +357,12 @@ pub fn capture_events(
                 }
                 let t = at.map_or(0, |t| t + DEFAULT_GAP_MS);
                 at = Some(t);
-                events.extend(out.events.drain(..).map(|event| CapturedEvent {
+                events.extend(out.events.drain(..).map(|e| CapturedEvent {
                     place: Place::Offset(offset),
-                    event: TimedEvent { at: t, event },
+                    event: TimedEvent {
+                        at: t,
+                        event: e.event,
+                    },
                 }));
             }
         }

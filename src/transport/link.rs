@@ -11,9 +11,12 @@ use std::time::Duration;
 
 use shakmaty::Color;
 
-use super::Protocol;
+use super::{
+    Protocol,
+    recover::{self, LastSeen},
+};
 use crate::{
-    event::{BoardEvent, Millis},
+    event::{BoardEvent, Millis, TimedEvent},
     game::{draw, win},
     protocol::{
         Decoded, Decoder,
@@ -38,8 +41,10 @@ pub const RESYNC_INTERVAL_MS: Millis = 1000;
 /// What the board's bytes gave.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct LinkOutput {
-    /// Board events, in order.
-    pub events: Vec<BoardEvent>,
+    /// Board events, in order. They carry the time of the bytes, except
+    /// what a DGT board's log gives back after an outage: the times between
+    /// the last bytes heard and the reconnection (see [`recover`]).
+    pub events: Vec<TimedEvent>,
     /// Things worth a line in the log (versions, EEPROM log, line noise).
     pub notes: Vec<String>,
     /// Bytes to send to the board.
@@ -90,6 +95,14 @@ pub struct Link {
     last_resync: Option<Millis>,
     errors: u64,
     decoded: Vec<Decoded>,
+    /// When the board was last heard.
+    last_at: Millis,
+    /// DGT, after a reconnection: the board as last seen, until its log
+    /// comes (or its dump without the log).
+    awaiting_log: Option<LastSeen>,
+    /// Events held while the log is awaited, so that what the log gives
+    /// back comes first.
+    held: Vec<TimedEvent>,
 }
 
 impl Link {
@@ -114,6 +127,9 @@ impl Link {
             last_resync: None,
             errors: 0,
             decoded: Vec::new(),
+            last_at: 0,
+            awaiting_log: None,
+            held: Vec::new(),
         }
     }
 
@@ -148,7 +164,22 @@ impl Link {
     /// start-up bytes to send.
     pub fn connected(&mut self) -> Vec<u8> {
         match &mut self.codec {
-            Codec::Dgt(d) => d.reset(),
+            Codec::Dgt(d) => {
+                // What the board's log is read against after this
+                // reconnection. A board never dumped gives nothing to align
+                // (nor does the decoder after a reconnection whose dump did
+                // not come: the older view is kept then).
+                if let Some(codes) = d.codes() {
+                    self.awaiting_log = Some(LastSeen {
+                        codes,
+                        recent: d.recent_updates().collect(),
+                        times: d.last_times(),
+                        last_press: d.last_presser(),
+                        at: self.last_at,
+                    });
+                }
+                d.reset();
+            }
             Codec::Millennium(d) => d.reset(),
             Codec::Certabo(d) => d.reset(),
         }
@@ -199,21 +230,23 @@ impl Link {
     fn running(&mut self, send: &mut Vec<u8>) {
         self.stage = Stage::Running;
         if let Codec::Dgt(_) = self.codec {
-            // The dump first, so that the engine catches up on moves made
-            // while the board was away before the clock report arrives;
-            // the clock report gives the lever position, from which the
-            // next press is recognised.
-            let mut cmds = vec![dgt::Command::SendBoard, dgt::Command::SendClock];
+            // After a reconnection the board's log first: it holds what
+            // happened while the board was away, move by move. Then the
+            // dump, which catches up on anything the log could not give,
+            // before the clock report: that gives the lever position, from
+            // which the next press is recognised.
+            let mut cmds = Vec::new();
             if self.connections > 1 {
-                // The board's log holds what happened while it was away.
                 cmds.push(dgt::Command::EeMoves);
             }
+            cmds.extend([dgt::Command::SendBoard, dgt::Command::SendClock]);
             send.extend(dgt::Command::encode_all(&cmds));
         }
     }
 
     /// Decodes bytes the board sent at `at`, appending to `out`.
     pub fn feed(&mut self, bytes: &[u8], at: Millis, out: &mut LinkOutput) {
+        self.last_at = self.last_at.max(at);
         let mut decoded = std::mem::take(&mut self.decoded);
         decoded.clear();
         match &mut self.codec {
@@ -233,9 +266,17 @@ impl Link {
                 if self.stage == Stage::Handshake && !matches!(self.codec, Codec::Dgt(_)) {
                     self.stage = Stage::Running;
                 }
-                out.events.push(e.clone());
+                if matches!(e, BoardEvent::Board(_)) && self.awaiting_log.take().is_some() {
+                    out.notes.push(
+                        "no EEPROM log came before the board's position: what happened while \
+                         it was away is read from the position alone"
+                            .to_owned(),
+                    );
+                    self.release(out);
+                }
+                self.emit(e.clone(), at, out);
             }
-            Decoded::Dgt(m) => self.dgt_message(m, rest, out),
+            Decoded::Dgt(m) => self.dgt_message(m, rest, at, out),
             Decoded::Millennium(m) => {
                 self.stage = Stage::Running;
                 if let millennium::Message::Version { major, minor } = m {
@@ -291,7 +332,71 @@ impl Link {
         self.last_resync = Some(at);
     }
 
-    fn dgt_message(&mut self, m: &dgt::Message, rest: &[Decoded], out: &mut LinkOutput) {
+    /// Passes an event on, or holds it while the board's log is awaited.
+    fn emit(&mut self, event: BoardEvent, at: Millis, out: &mut LinkOutput) {
+        let e = TimedEvent { at, event };
+        if self.awaiting_log.is_some() {
+            self.held.push(e);
+        } else {
+            out.events.push(e);
+        }
+    }
+
+    /// Passes on the events held, never dated before what went out last.
+    fn release(&mut self, out: &mut LinkOutput) {
+        let mut last = out.events.last().map_or(0, |e| e.at);
+        for mut e in self.held.drain(..) {
+            e.at = e.at.max(last);
+            last = e.at;
+            out.events.push(e);
+        }
+    }
+
+    /// The board's log after a reconnection: what it did while away.
+    fn ee_log(&mut self, data: &[u8], at: Millis, out: &mut LinkOutput) {
+        let Some(seen) = self.awaiting_log.take() else {
+            return;
+        };
+        let Codec::Dgt(d) = &self.codec else { return };
+        match recover::recover(data, &seen, at, d.config()) {
+            Ok(r) => {
+                out.notes.push(format!(
+                    "DGT EEPROM log: {} square change(s) and {} clock press(es) made while the board was away, read back in order",
+                    r.changes, r.presses
+                ));
+                if let Some(cut) = &r.cut {
+                    out.notes.push(format!(
+                        "DGT EEPROM log followed only in part ({cut}): the board's position tells the rest"
+                    ));
+                }
+                out.events.extend(r.events);
+                // What the board reported before its log was logged before
+                // it was read out: the log has given it already. Clock
+                // times and flags are not in the log.
+                self.held.retain(|e| {
+                    !matches!(
+                        e.event,
+                        BoardEvent::Lift(_)
+                            | BoardEvent::Place(..)
+                            | BoardEvent::Press(_)
+                            | BoardEvent::Result(_)
+                    )
+                });
+            }
+            Err(e) => out.notes.push(format!(
+                "DGT EEPROM log not used ({e}): what happened while the board was away is read from its position alone"
+            )),
+        }
+        self.release(out);
+    }
+
+    fn dgt_message(
+        &mut self,
+        m: &dgt::Message,
+        rest: &[Decoded],
+        at: Millis,
+        out: &mut LinkOutput,
+    ) {
         use dgt::Message;
         match m {
             Message::Version { major, minor } => {
@@ -317,10 +422,13 @@ impl Link {
                     };
                     out.notes
                         .push(format!("result token {} put on {sq}", outcome.as_str()));
-                    out.events.push(BoardEvent::Result(outcome));
+                    self.emit(BoardEvent::Result(outcome), at, out);
                 }
             }
-            Message::EeMoves(data) => out.notes.push(describe_ee_moves(data)),
+            Message::EeMoves(data) => {
+                out.notes.push(describe_ee_moves(data));
+                self.ee_log(data, at, out);
+            }
             Message::SerialNumber(s) | Message::LongSerialNumber(s) => {
                 out.notes.push(format!("DGT board serial number {s}"));
             }
@@ -334,9 +442,8 @@ impl Link {
     }
 }
 
-/// One line about the board's EEPROM log: what it holds. Reading it back
-/// into moves is left for later; the line shows an operator that the log
-/// is there and how much happened since power-up.
+/// One line about the board's EEPROM log: what it holds, so that an
+/// operator sees the log is there and how much happened since power-up.
 pub fn describe_ee_moves(data: &[u8]) -> String {
     let records = dgt::parse_ee_moves(data);
     let mut fields = 0;
@@ -362,13 +469,28 @@ mod tests {
     use shakmaty::Square;
 
     use super::*;
-    use crate::event::Scan;
+    use crate::{
+        event::Scan,
+        virtual_board::{Action, Emulator, dgt::DgtBoard, plan::Content},
+    };
 
     fn start_dump() -> Vec<u8> {
         let mut out = Vec::new();
         let scan = Scan::from_board(&shakmaty::Board::default(), true);
         dgt::encode_dump(&dgt::scan_codes(&scan).unwrap(), &mut out);
         out
+    }
+
+    fn events(out: &LinkOutput) -> Vec<BoardEvent> {
+        out.events.iter().map(|e| e.event.clone()).collect()
+    }
+
+    fn assert_noted(out: &LinkOutput, text: &str) {
+        assert!(
+            out.notes.iter().any(|n| n.contains(text)),
+            "no note with '{text}': {:?}",
+            out.notes
+        );
     }
 
     fn feed(link: &mut Link, bytes: &[u8]) -> LinkOutput {
@@ -378,7 +500,7 @@ mod tests {
     }
 
     #[test]
-    fn dgt_start_up_then_board_and_clock_then_the_log_after_a_reconnect() {
+    fn dgt_start_up_then_board_and_clock_after_a_reconnect_the_log_first() {
         let mut link = Link::new(Protocol::Dgt, LinkOptions::default());
         assert_eq!(
             link.connected(),
@@ -399,11 +521,113 @@ mod tests {
         assert_eq!(
             out.send,
             vec![
+                dgt::cmd::SEND_EE_MOVES,
                 dgt::cmd::SEND_BRD,
-                dgt::cmd::SEND_CLK,
-                dgt::cmd::SEND_EE_MOVES
+                dgt::cmd::SEND_CLK
             ]
         );
+    }
+
+    /// Passes bytes both ways between a virtual DGT board and the link at
+    /// `at` until both are quiet; returns the link's output.
+    fn converse(
+        board: &mut DgtBoard,
+        link: &mut Link,
+        mut to_board: Vec<u8>,
+        at: Millis,
+    ) -> LinkOutput {
+        let mut all = LinkOutput::default();
+        let mut to_host = Vec::new();
+        while !to_board.is_empty() || !to_host.is_empty() {
+            board.host(at, &std::mem::take(&mut to_board), &mut to_host);
+            let mut out = LinkOutput::default();
+            link.feed(&std::mem::take(&mut to_host), at, &mut out);
+            to_board = std::mem::take(&mut out.send);
+            all.events.append(&mut out.events);
+            all.notes.append(&mut out.notes);
+        }
+        all
+    }
+
+    fn play(
+        board: &mut DgtBoard,
+        at: Millis,
+        sq: Square,
+        piece: Option<shakmaty::Piece>,
+    ) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        board.step(at, &Action::Set(sq, piece.map(Content::Piece)), &mut bytes);
+        bytes
+    }
+
+    /// 1.e4 seen, the cable out, 1...e5 played, the cable back: the link
+    /// reads the log before the dump and gives the move back as played,
+    /// dated within the outage.
+    fn reconnect_after_e5(board: &mut DgtBoard, link: &mut Link) -> LinkOutput {
+        let startup = link.connected();
+        converse(board, link, startup, 0);
+        for (at, sq, piece) in [
+            (1000, Square::E2, None),
+            (1300, Square::E4, Some(Color::White.pawn())),
+        ] {
+            let bytes = play(board, at, sq, piece);
+            feed(link, &bytes);
+            link.feed(&[], at, &mut LinkOutput::default());
+        }
+        play(board, 5000, Square::E7, None);
+        play(board, 5400, Square::E5, Some(Color::Black.pawn()));
+        board.power_up(10_000);
+        let startup = link.connected();
+        converse(board, link, startup, 10_000)
+    }
+
+    #[test]
+    fn dgt_moves_made_while_away_come_back_from_the_log_before_the_dump() {
+        let mut board = DgtBoard::new(None, None);
+        let mut link = Link::new(Protocol::Dgt, LinkOptions::default());
+        let out = reconnect_after_e5(&mut board, &mut link);
+        assert_eq!(
+            &events(&out)[..2],
+            &[
+                BoardEvent::Lift(Square::E7),
+                BoardEvent::Place(Square::E5, Some(Color::Black.pawn()))
+            ]
+        );
+        assert!(
+            matches!(&events(&out)[2..], [BoardEvent::Board(_)]),
+            "{out:?}"
+        );
+        let times: Vec<Millis> = out.events.iter().map(|e| e.at).collect();
+        assert!(
+            times[0] > 1300 && times[0] < times[1] && times[1] < 10_000,
+            "{times:?}"
+        );
+        assert_eq!(times[2], 10_000);
+        assert_noted(&out, "2 square change(s) and 0 clock press(es)");
+    }
+
+    #[test]
+    fn dgt_position_alone_when_the_log_does_not_come_first_or_does_not_fit() {
+        let mut link = Link::new(Protocol::Dgt, LinkOptions::default());
+        link.connected();
+        feed(&mut link, &start_dump());
+        link.connected();
+        // A board that does not answer the log request: its dump is used.
+        let out = feed(&mut link, &start_dump());
+        assert!(
+            matches!(&events(&out)[..], [BoardEvent::Board(_)]),
+            "{out:?}"
+        );
+        assert_noted(&out, "no EEPROM log came before");
+        // A log that cannot be aligned (no mark to count from): noted, and
+        // the events held meanwhile go on as they came.
+        link.connected();
+        let mut bytes = Vec::new();
+        dgt::encode_field_update(Square::E2, dgt::PieceCode::Empty, &mut bytes);
+        dgt::encode_frame(dgt::id::EE_MOVES, &[0x40, 0x34, 0x6B], &mut bytes);
+        let out = feed(&mut link, &bytes);
+        assert_eq!(events(&out), vec![BoardEvent::Lift(Square::E2)]);
+        assert_noted(&out, "DGT EEPROM log not used");
     }
 
     #[test]
@@ -432,13 +656,16 @@ mod tests {
             &mut token,
         );
         let out = feed(&mut link, &token);
-        assert_eq!(out.events, vec![BoardEvent::Result(win(Color::Black))]);
+        assert_eq!(events(&out), vec![BoardEvent::Result(win(Color::Black))]);
         // The same token seen again in a dump after a reconnection.
         let mut dump = start_dump();
         dump[3 + crate::protocol::a8_index(Square::E4)] = 0x0F;
         link.connected();
         let out = feed(&mut link, &dump);
-        assert!(matches!(&out.events[..], [BoardEvent::Board(_)]), "{out:?}");
+        assert!(
+            matches!(&events(&out)[..], [BoardEvent::Board(_)]),
+            "{out:?}"
+        );
     }
 
     #[test]

@@ -36,6 +36,7 @@ use crate::{
 pub mod capture;
 pub mod link;
 pub mod ports;
+pub mod recover;
 pub mod watch;
 
 pub use link::{Link, LinkOptions, LinkOutput};
@@ -277,6 +278,11 @@ impl fmt::Display for ConnectionState {
 pub enum BoardMessage {
     /// Something happened at the board.
     Event(TimedEvent),
+    /// Several things read at once, to be applied in order with no tick in
+    /// between: what a DGT board's log gives back after an outage is dated
+    /// within the outage, so the engine's time must not pass them by
+    /// before they are all in.
+    Events(Vec<TimedEvent>),
     /// The connection changed.
     Connection {
         at: Millis,
@@ -589,8 +595,10 @@ impl Reader {
                     for text in out.notes.drain(..) {
                         self.send(BoardMessage::Note { at, text });
                     }
-                    for event in out.events.drain(..) {
-                        self.send(BoardMessage::Event(TimedEvent { at, event }));
+                    match out.events.len() {
+                        0 => {}
+                        1 => self.send(BoardMessage::Event(out.events.remove(0))),
+                        _ => self.send(BoardMessage::Events(std::mem::take(&mut out.events))),
                     }
                     self.out = out;
                     self.config.clock.received(n);

@@ -99,9 +99,10 @@ pub fn run(args: &WatchArgs, out: &mut dyn Write) -> Result<(), WatchError> {
                 _ = &mut ctrl_c => break,
                 message = handle.recv() => match message {
                     None => break,
-                    Some(BoardMessage::Event(e)) => {
-                        if let Err(err) = engine.push(&e) {
-                            eprintln!("eboard: [{}] {err}", stamp(e.at));
+                    Some(BoardMessage::Event(e)) => push(&mut engine, &e),
+                    Some(BoardMessage::Events(events)) => {
+                        for e in &events {
+                            push(&mut engine, e);
                         }
                     }
                     Some(BoardMessage::Connection { at, state }) => {
@@ -112,8 +113,16 @@ pub fn run(args: &WatchArgs, out: &mut dyn Write) -> Result<(), WatchError> {
                     }
                 },
                 // The last state of the board is read once it has stood
-                // long enough, even if nothing else happens.
-                _ = tick.tick() => engine.advance_to(handle.now()),
+                // long enough, even if nothing else happens. Only then: the
+                // engine's time must not run ahead of the board's while the
+                // board is away, or what its log gives back afterwards,
+                // dated within the outage, would be read as simultaneous.
+                _ = tick.tick() => {
+                    let now = handle.now();
+                    if engine.next_deadline().is_some_and(|due| due <= now) {
+                        engine.advance_to(now);
+                    }
+                }
             }
             print_events(&mut engine, out)?;
         }
@@ -134,6 +143,12 @@ pub fn run(args: &WatchArgs, out: &mut dyn Write) -> Result<(), WatchError> {
     }
     out.flush()?;
     Ok(())
+}
+
+fn push(engine: &mut Engine, e: &crate::event::TimedEvent) {
+    if let Err(err) = engine.push(e) {
+        eprintln!("eboard: [{}] {err}", stamp(e.at));
+    }
 }
 
 fn print_events(engine: &mut Engine, out: &mut dyn Write) -> std::io::Result<()> {

@@ -59,6 +59,12 @@ pub struct DgtBoard {
     /// The EEPROM log, oldest first.
     ee: Vec<u8>,
     last_ee: Option<Millis>,
+    /// A lever press not logged yet: the board logs the time the presser's
+    /// display shows, which the script gives just after the press.
+    press_to_log: Option<Color>,
+    /// The start position was marked in the log, and at most two pieces
+    /// have left it since (the firmware's hysteresis).
+    begin_marked: bool,
 }
 
 /// The room the EEPROM log has, its end marker excluded.
@@ -90,6 +96,8 @@ impl DgtBoard {
             }),
             ee: Vec::new(),
             last_ee: None,
+            press_to_log: None,
+            begin_marked: false,
         };
         board.power_up(0);
         board
@@ -120,6 +128,42 @@ impl DgtBoard {
         }
     }
 
+    /// Marks the start position in the log when it is set up, once until
+    /// more than two pieces have left it.
+    fn mark_begin(&mut self) {
+        let start = start_squares();
+        let away = self
+            .squares
+            .iter()
+            .zip(&start)
+            .filter(|(now, want)| want.is_some() && now != want)
+            .count();
+        if away > 2 {
+            self.begin_marked = false;
+        } else if away == 0 && self.squares == start && !self.begin_marked {
+            self.begin_marked = true;
+            self.ee_push(&[EE_BEGINPOS]);
+        }
+    }
+
+    /// Logs the press waiting to be logged, with the presser's time now.
+    fn log_press(&mut self) {
+        let (Some(color), Some(c)) = (self.press_to_log.take(), &self.clock) else {
+            return;
+        };
+        let (left, secs) = match color {
+            Color::White => (true, c.white),
+            Color::Black => (false, c.black),
+        };
+        let f = ClockFace::from_secs(secs);
+        let record = [
+            0x60 | u8::from(left) << 4 | f.hours,
+            ((f.minutes / 10) << 4) | (f.minutes % 10),
+            ((f.seconds / 10) << 4) | (f.seconds % 10),
+        ];
+        self.ee_push(&record);
+    }
+
     fn ee_field(&mut self, at: Millis, sq: Square) {
         let quick = self.last_ee.is_some_and(|t| at.saturating_sub(t) < 250);
         self.last_ee = Some(at);
@@ -133,6 +177,7 @@ impl DgtBoard {
         }
         self.squares[sq.to_usize()] = content;
         self.ee_field(at, sq);
+        self.mark_begin();
         if self.mode != Mode::Idle {
             let code = dgt::piece_code(self.code(sq)).unwrap_or(PieceCode::Empty);
             dgt::encode_field_update(sq, code, out);
@@ -198,6 +243,7 @@ impl DgtBoard {
             }
             Command::Version => dgt::encode_version(VERSION.0, VERSION.1, out),
             Command::EeMoves => {
+                self.log_press();
                 let mut data = self.ee.clone();
                 data.push(EE_EOF);
                 dgt::encode_frame(id::EE_MOVES, &data, out);
@@ -225,6 +271,9 @@ impl DgtBoard {
 
 impl Emulator for DgtBoard {
     fn step(&mut self, at: Millis, action: &Action, out: &mut Vec<u8>) {
+        if !matches!(action, Action::Clock(..)) {
+            self.log_press();
+        }
         match action {
             Action::Set(sq, c) => self.set(at, *sq, *c, out),
             Action::Scan(next) => {
@@ -251,17 +300,7 @@ impl Emulator for DgtBoard {
                     return;
                 }
                 c.right_lever_high = high;
-                let (left, secs) = match color {
-                    Color::White => (true, c.white),
-                    Color::Black => (false, c.black),
-                };
-                let f = ClockFace::from_secs(secs);
-                let record = [
-                    0x60 | u8::from(left) << 4 | f.hours,
-                    ((f.minutes / 10) << 4) | (f.minutes % 10),
-                    ((f.seconds / 10) << 4) | (f.seconds % 10),
-                ];
-                self.ee_push(&record);
+                self.press_to_log = Some(*color);
                 self.send_clock(out);
             }
             Action::Clock(w, b) => {
@@ -270,6 +309,7 @@ impl Emulator for DgtBoard {
                     return;
                 }
                 (c.white, c.black) = (*w, *b);
+                self.log_press();
                 self.send_clock(out);
             }
             Action::Flag(color) => {
@@ -303,6 +343,7 @@ impl Emulator for DgtBoard {
     }
 
     fn power_up(&mut self, at: Millis) {
+        self.log_press();
         self.mode = Mode::Idle;
         self.ready = false;
         self.parser = HostParser::new();
@@ -315,9 +356,8 @@ impl Emulator for DgtBoard {
                 self.ee_field(at, sq);
             }
         }
-        if self.squares == start_squares() {
-            self.ee_push(&[EE_BEGINPOS]);
-        }
+        self.begin_marked = false;
+        self.mark_begin();
     }
 }
 

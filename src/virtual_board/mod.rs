@@ -781,7 +781,7 @@ fn converse(
             let bytes = std::mem::take(to_host);
             out.clear();
             link.feed(&bytes, at, &mut out);
-            wire.extend(out.events.drain(..).map(|event| TimedEvent { at, event }));
+            wire.append(&mut out.events);
             to_board.append(&mut out.send);
         }
     }

@@ -827,6 +827,15 @@ fn dashboard_shows_a_move_in_headless_chromium() {
 /// A virtual DGT board playing the Opera game on a pseudo-terminal at
 /// `speed`, and a config of one `dgt:` board reading it.
 pub(crate) fn virtual_dgt_board(dir: &Path, speed: &str) -> (Child, PathBuf) {
+    virtual_dgt_board_with(dir, speed, &[])
+}
+
+/// The same, the virtual board given `extra` arguments (`--unplug`...).
+pub(crate) fn virtual_dgt_board_with(
+    dir: &Path,
+    speed: &str,
+    extra: &[String],
+) -> (Child, PathBuf) {
     let link = dir.join("vdgt");
     let board = Command::new(env!("CARGO_BIN_EXE_eboard"))
         .args([
@@ -837,6 +846,7 @@ pub(crate) fn virtual_dgt_board(dir: &Path, speed: &str) -> (Child, PathBuf) {
             "dgt",
         ])
         .args(["--speed", speed, "--link", link.to_str().unwrap()])
+        .args(extra)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
