@@ -2,8 +2,12 @@
 //!
 //! The corpus (../shared/corpus/lichess-sample.pgn, or the bundled pgn/
 //! games when it is absent) is simulated once at `--noise human`; then:
-//! - `floor/san_replay`: parse every game's SAN and play it with shakmaty,
-//!   the least any recorder must do per move;
+//! - `floor/san_legal_moves`: the floor issue 14 defines — parse every
+//!   game's SAN, generate the position's legal moves, find the move among
+//!   them and play it, the least a recorder checking legality does;
+//!   `floor/san_to_move_only` parses and plays the SAN with
+//!   `San::to_move` (only the moves fitting the SAN generated), shown
+//!   beside it;
 //! - `replay/engine`: the same games' board events through the engine, its
 //!   full analyses deferred as a daemon defers them to its pool;
 //! - `replay/engine_without_arbiter`: the same with the irregularity checks
@@ -79,7 +83,8 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("floor");
     group.throughput(Throughput::Elements(moves));
-    group.bench_function("san_replay", |b| b.iter(|| floor(&sans)));
+    group.bench_function("san_legal_moves", |b| b.iter(|| floor(&sans)));
+    group.bench_function("san_to_move_only", |b| b.iter(|| san_only(&sans)));
     group.finish();
 
     // The positions after every move, with their repetition keys.
@@ -140,8 +145,33 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Parses every game's SAN and plays it: the least a recorder does.
+/// The floor of issue 14: parses every game's SAN, generates the
+/// position's legal moves, finds the move among them and plays it — the
+/// least a recorder that checks each move's legality does.
 fn floor(sans: &[(Chess, Vec<String>)]) {
+    for (start, game) in sans {
+        let mut pos = start.clone();
+        for san in game {
+            let m = find_move(&pos, san);
+            pos.play_unchecked(m);
+        }
+        black_box(&pos);
+    }
+}
+
+/// The move `san` names among `pos`'s legal moves, all generated.
+fn find_move(pos: &Chess, san: &str) -> shakmaty::Move {
+    let san = san.parse::<San>().expect("SAN parses");
+    pos.legal_moves()
+        .into_iter()
+        .find(|&m| san.matches(m))
+        .expect("legal")
+}
+
+/// Parses every game's SAN and plays it through `San::to_move`, which
+/// generates only the moves that fit the SAN: cheaper than the floor, shown
+/// beside it for comparison.
+fn san_only(sans: &[(Chess, Vec<String>)]) {
     for (start, game) in sans {
         let mut pos = start.clone();
         for san in game {
@@ -164,11 +194,7 @@ fn every_rule(sans: &[(Chess, Vec<String>)]) -> usize {
     for (start, moves) in sans {
         let mut game = Game::new(start.clone(), 0);
         for san in moves {
-            let m = san
-                .parse::<San>()
-                .expect("SAN parses")
-                .to_move(game.position())
-                .expect("legal");
+            let m = find_move(game.position(), san);
             game.push_move(m, 0, 0);
             if automatic_ending(&game, rules).is_some() {
                 ended += 1;
@@ -208,8 +234,11 @@ fn summary(sans: &[(Chess, Vec<String>)], positions: &[Vec<Chess>], moves: u64) 
         f();
         start.elapsed()
     };
-    let runs: [(&str, &dyn Fn()); 4] = [
+    let runs: [(&str, &dyn Fn()); 5] = [
         ("floor (SAN + legal moves)", &|| floor(sans)),
+        ("SAN + to_move only (no full generation)", &|| {
+            san_only(sans)
+        }),
         ("replay with every rule", &|| {
             every_rule(sans);
         }),

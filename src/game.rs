@@ -291,40 +291,36 @@ impl Game {
     /// with `basis` as the event from which the board showed its result.
     /// Public for the benchmarks, which record games move by move.
     pub fn push_move(&mut self, mv: Move, made_at: Millis, basis: u64) {
-        let mut pos = self.position().clone();
-        let san = SanPlus::from_move_and_play_unchecked(&mut pos, mv);
-        self.push(mv, san, pos, made_at, basis, false);
+        self.push(mv, made_at, basis, false);
     }
 
     /// Appends an illegal move that play continued from: the position is
     /// the one it left on the board.
     pub(crate) fn push_illegal(&mut self, mv: Move, made_at: Millis, basis: u64) {
+        self.push(mv, made_at, basis, true);
+    }
+
+    /// Appends a move, its SAN and the position after it. The check or
+    /// mate suffix and whether the side to move is stuck come from one
+    /// look at the new position: a full legal-move generation only when in
+    /// check (`Suffix::from_position` would generate every legal move after
+    /// every move, for the outcome).
+    fn push(&mut self, mv: Move, made_at: Millis, basis: u64, illegal: bool) {
         let mut pos = self.position().clone();
         let san = shakmaty::san::San::from_move(&pos, mv);
         pos.play_unchecked(mv);
-        let san = SanPlus {
-            san,
-            suffix: shakmaty::san::Suffix::from_position(&pos),
+        let check = pos.is_check();
+        self.stuck = if check {
+            pos.legal_moves().is_empty()
+        } else {
+            !has_legal_move(&pos)
         };
-        self.push(mv, san, pos, made_at, basis, true);
-    }
-
-    /// Appends a move with its SAN and the position after it.
-    fn push(
-        &mut self,
-        mv: Move,
-        san: SanPlus,
-        pos: Chess,
-        made_at: Millis,
-        basis: u64,
-        illegal: bool,
-    ) {
-        self.stuck = match san.suffix {
-            Some(Suffix::Checkmate) => true,
-            // In check and not mate: a move exists.
-            Some(Suffix::Check) => false,
-            None => !has_legal_move(&pos),
+        let suffix = match (check, self.stuck) {
+            (true, true) => Some(Suffix::Checkmate),
+            (true, false) => Some(Suffix::Check),
+            (false, _) => None,
         };
+        let san = SanPlus { san, suffix };
         self.keys.push(position_key(&pos));
         self.positions.push(pos);
         self.bases.push(basis);
@@ -472,9 +468,10 @@ pub fn draw() -> Outcome {
 /// piece moves (one is nearly always legal), which is much cheaper than
 /// generating them all after every move.
 fn has_legal_move(pos: &Chess) -> bool {
-    crate::quick_dead::quiet_piece_moves(pos)
+    use crate::quick_dead::{quiet_move_is_legal, quiet_piece_moves};
+    quiet_piece_moves(pos)
         .take(4)
-        .any(|m| pos.is_legal(m))
+        .any(|m| quiet_move_is_legal(pos.board(), pos.turn(), m))
         || !pos.legal_moves().is_empty()
 }
 
@@ -483,4 +480,47 @@ fn has_legal_move(pos: &Chess) -> bool {
 pub fn position_key(pos: &Chess) -> u64 {
     pos.zobrist_hash::<shakmaty::zobrist::Zobrist64>(EnPassantMode::Legal)
         .0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::position;
+
+    /// The move `uci` in `fen`, recorded: its SAN with suffix, and whether
+    /// the side to move is then without a legal move.
+    fn record(fen: &str, uci: &str) -> (String, bool) {
+        let start = position(fen);
+        let mv = uci.parse::<UciMove>().unwrap().to_move(&start).unwrap();
+        let mut game = Game::new(start, 0);
+        game.push_move(mv, 0, 0);
+        (game.moves()[0].san.to_string(), game.no_legal_moves())
+    }
+
+    /// Art. 5.1.1, 5.2.1 and the PGN suffixes: mate `#`, check `+`,
+    /// stalemate and a quiet move none; only mate and stalemate leave the
+    /// side to move without a move.
+    #[test]
+    fn suffix_and_no_legal_move_follow_the_position() {
+        // Back-rank mate.
+        assert_eq!(
+            record("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", "a1a8"),
+            ("Ra8#".into(), true)
+        );
+        // Check the king can step out of.
+        assert_eq!(
+            record("6k1/6pp/8/8/8/8/8/R5K1 w - - 0 1", "a1a8"),
+            ("Ra8+".into(), false)
+        );
+        // Stalemate: no suffix, no move.
+        assert_eq!(
+            record("k7/8/1K6/8/8/8/8/2Q5 w - - 0 1", "c1c7"),
+            ("Qc7".into(), true)
+        );
+        // Black, boxed in, still has a pawn move.
+        assert_eq!(
+            record("k7/7p/1K6/8/8/8/8/2Q5 w - - 0 1", "c1c7"),
+            ("Qc7".into(), false)
+        );
+    }
 }

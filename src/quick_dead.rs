@@ -29,7 +29,7 @@
 //! `quick_dead_position_test_matches_the_reference` compares both at every
 //! ply of the corpus and on the labelled positions.
 
-use shakmaty::{Bitboard, Chess, Color, EnPassantMode, Move, Position, Rank, Role, attacks};
+use shakmaty::{Bitboard, Board, Chess, Color, EnPassantMode, Move, Position, Rank, Role, attacks};
 
 use crate::winnability::{Verdict, can_checkmate_fast, neither_can_checkmate_fast};
 
@@ -134,26 +134,30 @@ fn solver_material_insufficient(pos: &Chess, side: Color) -> bool {
 /// reach mate or stalemate and never change the material.
 ///
 /// Candidates come straight from the attack tables and are checked one by
-/// one, which costs far less than generating every legal move.
+/// one on the bare board (legality of a quiet piece move depends on the
+/// pieces alone), which costs far less than generating every legal move or
+/// copying positions.
 fn has_shuffle(pos: &Chess) -> bool {
+    let (board, us) = (pos.board(), pos.turn());
     let mut legal_at_root = 0;
-    for a in quiet_piece_moves(pos) {
+    for a in quiet_piece_moves_on(board, us) {
         if legal_at_root > TRIES {
             break;
         }
-        if !pos.is_legal(a) {
+        if !quiet_move_is_legal(board, us, a) {
             continue;
         }
         legal_at_root += 1;
-        let mut after_a = pos.clone();
-        after_a.play_unchecked(a);
-        if shuffles_back(&after_a, taken_back(a)).next().is_some() {
+        if shuffles_back(&played(board, a), !us, taken_back(a))
+            .next()
+            .is_some()
+        {
             // The solver plays out forced moves first: the root needs a
             // second legal move for the line to start where ours does.
             return legal_at_root > 1
-                || quiet_piece_moves(pos)
+                || quiet_piece_moves_on(board, us)
                     .filter(|&other| other != a)
-                    .any(|other| pos.is_legal(other));
+                    .any(|other| quiet_move_is_legal(board, us, other));
         }
     }
     false
@@ -164,23 +168,70 @@ fn has_shuffle(pos: &Chess) -> bool {
 /// solver.
 const TRIES: usize = 3;
 
-/// From `after` (the opponent to move): the positions after a quiet piece
-/// move `b` of the opponent, then `back` (the last move taken back), then
-/// `b` taken back, for the first few `b` with which all three are legal.
-fn shuffles_back(after: &Chess, back: Move) -> impl Iterator<Item = Chess> + '_ {
-    quiet_piece_moves(after)
-        .filter(|&b| after.is_legal(b))
+/// From `after` (`them` to move): the quiet piece moves `b` of `them` such
+/// that `b`, then `back` (the last move taken back), then `b` taken back
+/// are legal in turn, among the first few `b` legal in `after`.
+fn shuffles_back(after: &Board, them: Color, back: Move) -> impl Iterator<Item = Move> + '_ {
+    quiet_piece_moves_on(after, them)
+        .filter(move |&b| quiet_move_is_legal(after, them, b))
         .take(TRIES)
-        .filter_map(move |b| {
-            let mut line = after.clone();
-            for step in [b, back, taken_back(b)] {
-                if !line.is_legal(step) {
-                    return None;
+        .filter(move |&b| {
+            let mut line = played(after, b);
+            for (step, side) in [(back, !them), (taken_back(b), them)] {
+                if !quiet_move_is_legal(&line, side, step) {
+                    return false;
                 }
-                line.play_unchecked(step);
+                line = played(&line, step);
             }
-            Some(line)
+            true
         })
+}
+
+/// Whether the quiet piece move `m` (as [`quiet_piece_moves`] makes them:
+/// no pawn, no capture, no castling) is legal for `us` on `board`: our
+/// piece stands on its square, it reaches an empty target, and no enemy
+/// piece attacks our king afterwards. Exact for such moves, in check or
+/// not: castling rights, en passant and the move counters play no part,
+/// and nothing is captured, so the enemy pieces stay as they are. The
+/// same answer as `Position::is_legal`, which generates every candidate.
+pub(crate) fn quiet_move_is_legal(board: &Board, us: Color, m: Move) -> bool {
+    let Move::Normal {
+        role,
+        from,
+        capture: None,
+        to,
+        promotion: None,
+    } = m
+    else {
+        return false;
+    };
+    let piece = role.of(us);
+    let occupied = board.occupied();
+    if role == Role::Pawn
+        || board.piece_at(from) != Some(piece)
+        || occupied.contains(to)
+        || !attacks::attacks(from, piece, occupied).contains(to)
+    {
+        return false;
+    }
+    let king = if role == Role::King {
+        Some(to)
+    } else {
+        board.king_of(us)
+    };
+    let after = occupied.without(from).with(to);
+    king.is_some_and(|king| board.attacks_to(king, !us, after).is_empty())
+}
+
+/// `board` after the quiet piece move `m`.
+fn played(board: &Board, m: Move) -> Board {
+    let mut board = board.clone();
+    if let Move::Normal { from, to, .. } = m
+        && let Some(piece) = board.remove_piece_at(from)
+    {
+        board.set_piece_at(to, piece);
+    }
+    board
 }
 
 /// Whether `before` can come back from `after`, the position `m` left: `m`
@@ -192,7 +243,13 @@ fn shuffles_back(after: &Chess, back: Move) -> impl Iterator<Item = Chess> + '_ 
 /// analysis ignores).
 pub(crate) fn leads_back(before: &Chess, m: Move, after: &Chess) -> bool {
     quiet_piece_move(&m)
-        && shuffles_back(after, taken_back(m)).any(|line| {
+        && shuffles_back(after.board(), after.turn(), taken_back(m)).any(|b| {
+            // Castling rights lost on the way, or an en passant capture
+            // `before` allowed, make a different position.
+            let mut line = after.clone();
+            for step in [b, taken_back(m), taken_back(b)] {
+                line.play_unchecked(step);
+            }
             line.board() == before.board()
                 && line.turn() == before.turn()
                 && line.castles().castling_rights() == before.castles().castling_rights()
@@ -204,9 +261,13 @@ pub(crate) fn leads_back(before: &Chess, m: Move, after: &Chess) -> bool {
 /// knights first, the king last; pseudo-legal (not checked against pins
 /// or check).
 pub(crate) fn quiet_piece_moves(pos: &Chess) -> impl Iterator<Item = Move> + '_ {
-    let board = pos.board();
+    quiet_piece_moves_on(pos.board(), pos.turn())
+}
+
+/// [`quiet_piece_moves`] of `side` on `board`.
+fn quiet_piece_moves_on(board: &Board, side: Color) -> impl Iterator<Item = Move> + '_ {
     let occupied = board.occupied();
-    let ours = board.by_color(pos.turn());
+    let ours = board.by_color(side);
     [
         Role::Knight,
         Role::Bishop,
@@ -219,7 +280,7 @@ pub(crate) fn quiet_piece_moves(pos: &Chess) -> impl Iterator<Item = Move> + '_ 
         (ours & board.by_role(role))
             .into_iter()
             .flat_map(move |from| {
-                let piece = role.of(pos.turn());
+                let piece = role.of(side);
                 (attacks::attacks(from, piece, occupied) & !occupied)
                     .into_iter()
                     .map(move |to| Move::Normal {
@@ -265,6 +326,7 @@ fn taken_back(m: Move) -> Move {
 mod tests {
     use super::*;
     use crate::test_support::position;
+    use shakmaty::Square;
 
     #[test]
     fn the_start_position_is_alive_without_the_solver() {
@@ -301,6 +363,67 @@ mod tests {
         assert_eq!(blocked_pawns(&pos, Color::White), 1);
         assert_eq!(blocked_pawns(&pos, Color::Black), 2);
         assert!(has_lonely_pawn(&pos));
+    }
+
+    /// Every non-pawn piece's move to every square without capture, in
+    /// every position of the corpus games and the labelled positions
+    /// (checks, pins and boxed-in kings among them): the bare-board test
+    /// answers as shakmaty's `is_legal`.
+    #[test]
+    fn quiet_move_legality_matches_shakmaty() {
+        let (Some(sample), Some(labelled)) = (
+            crate::test_support::shared("corpus/lichess-sample.pgn"),
+            crate::test_support::shared("corpus/unwinnability-test-vector.txt"),
+        ) else {
+            return;
+        };
+        let games = crate::pgn::read_games(std::fs::read(sample).unwrap().as_slice()).unwrap();
+        let mut positions: Vec<Chess> = Vec::new();
+        for game in games {
+            let mut pos = game.start.clone();
+            positions.push(pos.clone());
+            for m in game.moves {
+                pos.play_unchecked(m);
+                positions.push(pos.clone());
+            }
+        }
+        let text = std::fs::read_to_string(labelled).unwrap();
+        positions.extend(
+            text.lines()
+                .filter(|line| line.len() > 3 && !line.starts_with('#'))
+                .map(|line| crate::analyze::parse_fen_line(&line[2..]).unwrap().position),
+        );
+        let (mut legal, mut differ) = (0, Vec::new());
+        for pos in &positions {
+            let (board, us) = (pos.board(), pos.turn());
+            for from in board.by_color(us) & !board.pawns() {
+                let role = board.role_at(from).unwrap();
+                for to in Square::ALL {
+                    let m = Move::Normal {
+                        role,
+                        from,
+                        capture: None,
+                        to,
+                        promotion: None,
+                    };
+                    let expected = pos.is_legal(m);
+                    legal += usize::from(expected);
+                    if quiet_move_is_legal(board, us, m) != expected {
+                        differ.push(format!(
+                            "{m:?} in {}",
+                            shakmaty::fen::Fen::from_position(pos, EnPassantMode::Legal)
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(positions.len() > 30_000 && legal > 100_000, "{legal}");
+        assert!(
+            differ.is_empty(),
+            "{} differ: {:?}",
+            differ.len(),
+            &differ[..differ.len().min(10)]
+        );
     }
 
     #[test]

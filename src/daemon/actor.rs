@@ -268,7 +268,7 @@ enum Analysis {
 /// CHA's full analysis of whether the opponent of a player who flagged or
 /// resigned can still checkmate, in the same pool under the same budget.
 async fn mating_chances_off_the_board(check: MateCheck) -> Entry {
-    let (game, ply) = (check.game, check.ply);
+    let (game, ply, position) = (check.game, check.ply, Some(check.key()));
     let analysed = in_pool(Analysis::MatingChances, move || {
         can_checkmate(&check.position, check.side, Budget::DETERMINISTIC)
     })
@@ -281,6 +281,7 @@ async fn mating_chances_off_the_board(check: MateCheck) -> Entry {
     Entry::MateVerdict {
         game,
         ply,
+        position,
         can_mate,
     }
 }
@@ -290,7 +291,7 @@ async fn mating_chances_off_the_board(check: MateCheck) -> Entry {
 /// budget is chasolver's own node limits, so the verdict does not depend on
 /// the machine's load.
 async fn analyse_off_the_board(check: DeadCheck) -> Entry {
-    let (game, ply) = (check.game, check.ply);
+    let (game, ply, position) = (check.game, check.ply, Some(check.key()));
     let analysed = in_pool(Analysis::DeadPosition, move || {
         is_dead(&check.position, Budget::DETERMINISTIC)
     })
@@ -306,6 +307,7 @@ async fn analyse_off_the_board(check: DeadCheck) -> Entry {
     Entry::DeadVerdict {
         game,
         ply,
+        position,
         dead,
         skipped,
     }

@@ -265,11 +265,13 @@ impl BoardState {
             Entry::DeadVerdict {
                 game,
                 ply,
+                position,
                 dead,
                 skipped,
             } => {
+                let position = position.as_deref();
                 if *skipped {
-                    self.engine.skip_dead_check(*ply);
+                    self.engine.skip_dead_check(*game, *ply, position);
                 } else {
                     let verdict = match dead {
                         Some(true) => Verdict::Yes,
@@ -277,7 +279,7 @@ impl BoardState {
                         None => Verdict::Unknown,
                     };
                     self.engine
-                        .apply_dead_verdict(*game, *ply, verdict, line.at);
+                        .apply_dead_verdict(*game, *ply, position, verdict, line.at);
                 }
                 // The moves held back for the verdict may go out now.
                 self.pgn_dirty = true;
@@ -285,6 +287,7 @@ impl BoardState {
             Entry::MateVerdict {
                 game,
                 ply,
+                position,
                 can_mate,
             } => {
                 let verdict = match can_mate {
@@ -293,7 +296,7 @@ impl BoardState {
                     None => Verdict::Unknown,
                 };
                 self.engine
-                    .apply_mate_verdict(*game, *ply, verdict, line.at);
+                    .apply_mate_verdict(*game, *ply, position.as_deref(), verdict, line.at);
                 self.pgn_dirty = true;
             }
             Entry::Action { action } => {
@@ -1014,6 +1017,7 @@ mod tests {
             entry: Entry::DeadVerdict {
                 game: 0,
                 ply: 1,
+                position: Some(check.key()),
                 dead: Some(true),
                 skipped: false,
             },
@@ -1021,6 +1025,10 @@ mod tests {
         // The line as the journal writes and reads it.
         let text = serde_json::to_string(&line).unwrap();
         assert!(text.contains(r#""type":"dead_verdict""#), "{text}");
+        assert!(
+            text.contains(r#""position":"Bb1k1b2/bKp1p1p1/1pP1P1P1/pP4P1/8/P7/8/8 b - -""#),
+            "{text}"
+        );
         let read: JournalLine = serde_json::from_str(&text).unwrap();
         assert_eq!(read, line);
         let out = s.apply(&read);
@@ -1033,6 +1041,54 @@ mod tests {
         assert!(out.iter().any(|p| p.kind == "result"));
         assert!(s.alerts().iter().any(|a| a.kind == "moves_void"));
         assert_eq!(s.published_plies(), 1);
+    }
+
+    /// Issue 14: a verdict journaled for a position the record no longer
+    /// has at its ply (the arbiter corrected the move meanwhile) is dropped
+    /// live and in a replay alike; a line from a journal written before
+    /// verdicts named their position still applies by its ply.
+    #[test]
+    fn issue_14_a_dead_verdict_for_a_corrected_move_is_dropped() {
+        const E4: &str = "@1000 lift e2\n@1300 place e4\n@1500 press white\n";
+        let verdict = |s: &BoardState, position: Option<String>| JournalLine {
+            seq: s.seq() + 1,
+            g: 0,
+            at: 4000,
+            entry: Entry::DeadVerdict {
+                game: 0,
+                ply: 1,
+                position,
+                dead: Some(true),
+                skipped: false,
+            },
+        };
+        let mut s = state();
+        feed(&mut s, E4);
+        let stale = s.next_dead_check().expect("e4 is analysed");
+        act(
+            &mut s,
+            Action::Moves {
+                from_ply: 0,
+                san: vec!["d4".into()],
+            },
+        );
+        s.apply(&verdict(&s, Some(stale.key())));
+        assert_eq!(s.engine().game().termination(), None);
+        assert_eq!(s.engine().game().moves()[0].san.to_string(), "d4");
+
+        // The same verdict line as an older journal wrote it: by ply.
+        let mut s = state();
+        feed(&mut s, E4);
+        s.next_dead_check().expect("e4 is analysed");
+        let text =
+            r#"{"seq":6,"g":0,"at":4000,"type":"dead_verdict","game":0,"ply":1,"dead":true}"#;
+        let old: JournalLine = serde_json::from_str(text).unwrap();
+        assert_eq!(old.entry, verdict(&s, None).entry);
+        s.apply(&old);
+        assert_eq!(
+            s.engine().game().termination(),
+            Some(crate::game::Termination::DeadPosition)
+        );
     }
 
     const MOVES: &str = "@1000 lift e2\n@1300 place e4\n@1500 press white\n@1520 clock 0:04:58 0:05:00\n@3000 lift e7\n@3300 place e5\n@3500 press black\n@3520 clock 0:04:58 0:04:57\n@5000 lift g1\n@5300 place f3\n";
@@ -1099,6 +1155,7 @@ mod tests {
             entry: Entry::MateVerdict {
                 game: 0,
                 ply: 2,
+                position: Some(check.key()),
                 can_mate: Some(true),
             },
         };

@@ -112,6 +112,10 @@ pub enum Entry {
         game: usize,
         /// The position after this many moves.
         ply: usize,
+        /// The position analysed, as EPD (`Engine::verdict_position`): the
+        /// verdict is dropped if the record no longer has it at `ply`.
+        /// Absent from journals written before it was recorded.
+        position: Option<String>,
         /// Dead (`true`), not dead (`false`), undecided within the budget
         /// (`null`), or not analysable (`skipped`).
         dead: Option<bool>,
@@ -126,6 +130,8 @@ pub enum Entry {
         game: usize,
         /// The moves recorded at the flag fall or resignation.
         ply: usize,
+        /// The position analysed, as for [`Entry::DeadVerdict`].
+        position: Option<String>,
         /// Can mate (`true`), cannot (`false`), undecided (`null`).
         can_mate: Option<bool>,
     },
@@ -163,6 +169,8 @@ enum Record {
     DeadVerdict {
         game: usize,
         ply: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        position: Option<String>,
         dead: Option<bool>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         skipped: bool,
@@ -170,6 +178,8 @@ enum Record {
     MateVerdict {
         game: usize,
         ply: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        position: Option<String>,
         can_mate: Option<bool>,
     },
 }
@@ -197,11 +207,13 @@ impl Serialize for Entry {
             Entry::DeadVerdict {
                 game,
                 ply,
+                position,
                 dead,
                 skipped,
             } => Record::DeadVerdict {
                 game: *game,
                 ply: *ply,
+                position: position.clone(),
                 dead: *dead,
                 skipped: *skipped,
             }
@@ -209,10 +221,12 @@ impl Serialize for Entry {
             Entry::MateVerdict {
                 game,
                 ply,
+                position,
                 can_mate,
             } => Record::MateVerdict {
                 game: *game,
                 ply: *ply,
+                position: position.clone(),
                 can_mate: *can_mate,
             }
             .serialize(s),
@@ -247,21 +261,25 @@ impl<'de> Deserialize<'de> for Entry {
                     Record::DeadVerdict {
                         game,
                         ply,
+                        position,
                         dead,
                         skipped,
                     } => Entry::DeadVerdict {
                         game,
                         ply,
+                        position,
                         dead,
                         skipped,
                     },
                     Record::MateVerdict {
                         game,
                         ply,
+                        position,
                         can_mate,
                     } => Entry::MateVerdict {
                         game,
                         ply,
+                        position,
                         can_mate,
                     },
                 },

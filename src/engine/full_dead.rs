@@ -16,7 +16,7 @@
 //! pawn moves, captures, castling and the positions after them are
 //! analysed.
 
-use shakmaty::{Chess, Color};
+use shakmaty::{Chess, Color, EnPassantMode, fen::Epd};
 
 use super::Engine;
 use crate::{
@@ -50,6 +50,30 @@ pub struct DeadCheck {
     pub ply: usize,
     /// The position.
     pub position: Chess,
+}
+
+impl DeadCheck {
+    /// The position as its verdict names it (see [`verdict_position`]).
+    pub fn key(&self) -> String {
+        verdict_position(&self.position)
+    }
+}
+
+impl MateCheck {
+    /// The position as its verdict names it (see [`verdict_position`]).
+    pub fn key(&self) -> String {
+        verdict_position(&self.position)
+    }
+}
+
+/// The position a full-analysis verdict was computed for, as EPD (FEN
+/// without the move counters, which the analyses ignore; en passant only
+/// when a capture is legal). A verdict comes back after the record may
+/// have changed under it (an undo, an arbiter's correction of the moves or
+/// the position): it applies only where the record still has this
+/// position at its ply.
+pub fn verdict_position(pos: &Chess) -> String {
+    Epd::from_position(pos, EnPassantMode::Legal).to_string()
 }
 
 impl Engine {
@@ -109,9 +133,19 @@ impl Engine {
     /// moves made after it are void: they leave the record and are named in
     /// a `moves_void` alert. An undecided one is said in an informational
     /// alert and the game goes on. Verdicts on a game that has ended or
-    /// moved back before the position are stale and change nothing.
-    pub fn apply_dead_verdict(&mut self, game: usize, ply: usize, verdict: Verdict, at: Millis) {
-        if game != self.game_index() || self.game().is_over() || ply > self.game().ply() {
+    /// moved back before the position are stale and change nothing, and so
+    /// are those computed for another `position` ([`verdict_position`])
+    /// than the record now has at `ply`; `None` (journals written before
+    /// positions were recorded) goes by the ply alone.
+    pub fn apply_dead_verdict(
+        &mut self,
+        game: usize,
+        ply: usize,
+        position: Option<&str>,
+        verdict: Verdict,
+        at: Millis,
+    ) {
+        if !self.verdict_is_current(game, ply, position) {
             return;
         }
         let watch = &mut self.game_mut().dead_watch;
@@ -160,15 +194,16 @@ impl Engine {
             let verdict = can_checkmate(&check.position, check.side, Budget::DETERMINISTIC)
                 .map_or(Verdict::Unknown, |analysis| analysis.verdict);
             let at = self.now();
-            self.apply_mate_verdict(check.game, check.ply, verdict, at);
+            self.apply_mate_verdict(check.game, check.ply, None, verdict, at);
         }
+        // In line, the record cannot change between question and answer.
         while let Some(check) = self.next_dead_check() {
             let at = self.now();
             match is_dead(&check.position, Budget::DETERMINISTIC) {
-                Ok(verdict) => self.apply_dead_verdict(check.game, check.ply, verdict, at),
+                Ok(verdict) => self.apply_dead_verdict(check.game, check.ply, None, verdict, at),
                 // A position the solver cannot take: nothing to say about
                 // it, and the quick test still ran on it.
-                Err(_) => self.skip_dead_check(check.ply),
+                Err(_) => self.skip_dead_check(check.game, check.ply, None),
             }
         }
     }
@@ -200,9 +235,19 @@ impl Engine {
     /// the opponent of the player who flagged or resigned after `ply` moves
     /// can still checkmate. The game ends there: drawn if not (Art. 6.9,
     /// 5.1.2), lost otherwise; undecided, it is scored lost and the arbiter
-    /// is told. Moves made after the flag or resignation are void.
-    pub fn apply_mate_verdict(&mut self, game: usize, ply: usize, verdict: Verdict, at: Millis) {
-        if game != self.game_index() || self.game().is_over() {
+    /// is told. Moves made after the flag or resignation are void. A
+    /// verdict computed for another `position` than the record now has at
+    /// `ply` is stale, as in [`Engine::apply_dead_verdict`].
+    pub fn apply_mate_verdict(
+        &mut self,
+        game: usize,
+        ply: usize,
+        position: Option<&str>,
+        verdict: Verdict,
+        at: Millis,
+    ) {
+        if !self.verdict_is_current(game, ply, position) {
+            self.ask_mate_again(game, ply);
             return;
         }
         let Some(pending) = self.game().pending_mate.filter(|p| p.ply == ply) else {
@@ -252,14 +297,47 @@ impl Engine {
     }
 
     /// Leaves the position after `ply` moves unanalysed: the next move's
-    /// position is analysed instead.
-    pub fn skip_dead_check(&mut self, ply: usize) {
+    /// position is analysed instead. Stale as a verdict can be.
+    pub fn skip_dead_check(&mut self, game: usize, ply: usize, position: Option<&str>) {
+        if !self.verdict_is_current(game, ply, position) {
+            return;
+        }
         let watch = &mut self.game_mut().dead_watch;
         if watch.requested == Some(ply) {
             watch.requested = None;
             watch.settled = Some(ply);
             watch.carried = None;
         }
+    }
+
+    /// A mate verdict for the flag fall or resignation after `ply` moves
+    /// of `game` came back stale: the record was corrected under it. The
+    /// flag fall or resignation still stands, so the position the record
+    /// now has there (or at its end, if shorter) is asked about.
+    fn ask_mate_again(&mut self, game: usize, ply: usize) {
+        if game != self.game_index() {
+            return;
+        }
+        let recorded = self.game().ply();
+        if let Some(pending) = self.game_mut().pending_mate.as_mut()
+            && pending.ply == ply
+        {
+            pending.ply = ply.min(recorded);
+            pending.requested = false;
+        }
+    }
+
+    /// Whether a verdict on the position after `ply` moves of `game`,
+    /// computed for `position`, still speaks of the current record: the
+    /// game is the current one and goes on, and its record has that
+    /// position at that ply.
+    fn verdict_is_current(&self, game: usize, ply: usize, position: Option<&str>) -> bool {
+        let record = self.game();
+        game == self.game_index()
+            && !record.is_over()
+            && record
+                .position_at(ply)
+                .is_some_and(|now| position.is_none_or(|then| verdict_position(now) == then))
     }
 
     fn end_by_dead_position(&mut self, ply: usize, at: Millis) {
@@ -301,7 +379,7 @@ mod tests {
         let check = e.next_dead_check().expect("g5 is a pawn move: analysed");
         assert_eq!(check.ply, 1);
         assert_eq!(e.next_dead_check(), None, "one analysis asked at a time");
-        e.apply_dead_verdict(0, 1, Verdict::Yes, 20);
+        e.apply_dead_verdict(0, 1, Some(&check.key()), Verdict::Yes, 20);
         let game = e.game();
         let moves: Vec<String> = game.moves().iter().map(|m| m.san.to_string()).collect();
         assert_eq!(moves, ["g5"]);
@@ -329,7 +407,7 @@ mod tests {
     fn undecided_is_said_and_the_game_goes_on() {
         let mut e = engine(&format!("{BEFORE_G5}lift g4\nplace g5\n"));
         let check = e.next_dead_check().expect("g5 analysed");
-        e.apply_dead_verdict(0, check.ply, Verdict::Unknown, 20);
+        e.apply_dead_verdict(0, check.ply, Some(&check.key()), Verdict::Unknown, 20);
         assert!(!e.game().is_over());
         assert!(
             e.game()
@@ -354,8 +432,64 @@ mod tests {
     #[test]
     fn stale_verdicts_change_nothing() {
         let mut e = engine("lift e2\nplace e4\n");
-        e.apply_dead_verdict(3, 1, Verdict::Yes, 10);
-        e.apply_dead_verdict(0, 7, Verdict::Yes, 10);
+        e.apply_dead_verdict(3, 1, None, Verdict::Yes, 10);
+        e.apply_dead_verdict(0, 7, None, Verdict::Yes, 10);
         assert!(!e.game().is_over());
+    }
+
+    /// Issue 14: a verdict in flight while the arbiter replaces the move it
+    /// was asked about is dropped; the new position at that ply is asked
+    /// about and its own verdict applies.
+    #[test]
+    fn issue_14_a_verdict_for_a_replaced_position_is_dropped() {
+        let mut e = engine("lift e2\nplace e4\n");
+        let stale = e.next_dead_check().expect("e4 is a pawn move: analysed");
+        assert_eq!(stale.ply, 1);
+        // The scoresheets say White played d4, not e4.
+        e.correct_moves(0, &["d4".to_owned()], 30).unwrap();
+        let fresh = e
+            .next_dead_check()
+            .expect("the position after d4 is analysed");
+        assert_eq!(fresh.ply, 1);
+        assert_ne!(fresh.key(), stale.key());
+        // A verdict "dead" computed for the position after e4 comes back
+        // now: it speaks of another position.
+        e.apply_dead_verdict(0, 1, Some(&stale.key()), Verdict::Yes, 40);
+        assert!(
+            !e.game().is_over(),
+            "the game after d4 ended by e4's verdict"
+        );
+        assert_eq!(e.game().moves()[0].san.to_string(), "d4");
+        assert_eq!(e.next_dead_check(), None, "d4's verdict is still awaited");
+        e.apply_dead_verdict(0, 1, Some(&fresh.key()), Verdict::Unknown, 50);
+        assert!(
+            e.game()
+                .alerts
+                .iter()
+                .any(|a| a.kind == AlertKind::DeadPositionUndecided),
+            "d4's own verdict applies"
+        );
+    }
+
+    /// Issue 14: the same for a flag fall: the mate verdict computed for
+    /// the position of the flag fall before the arbiter corrected the move
+    /// that led to it is dropped, and the corrected position is asked
+    /// about instead.
+    #[test]
+    fn issue_14_a_mate_verdict_for_a_replaced_position_is_dropped() {
+        let mut e = engine("lift e2\nplace e4\nflag white\n");
+        let stale = e.next_mate_check().expect("the flag fall waits");
+        assert_eq!((stale.ply, stale.side), (1, Color::Black));
+        e.correct_moves(0, &["d4".to_owned()], 30).unwrap();
+        // "Black cannot mate", computed after e4: it would draw the game
+        // (Art. 6.9); stale, it is dropped and the position after d4 asked
+        // about.
+        e.apply_mate_verdict(0, 1, Some(&stale.key()), Verdict::No, 40);
+        assert!(!e.game().is_over());
+        let fresh = e.next_mate_check().expect("asked again");
+        assert_eq!((fresh.ply, fresh.side), (1, Color::Black));
+        assert_ne!(fresh.key(), stale.key());
+        e.apply_mate_verdict(0, 1, Some(&fresh.key()), Verdict::Yes, 50);
+        assert_eq!(e.game().outcome(), win(Color::Black));
     }
 }

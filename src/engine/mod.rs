@@ -37,7 +37,7 @@ mod touch;
 pub use claim::judge_claim;
 pub use config::EngineConfig;
 pub use endings::{automatic_ending, is_dead_fast};
-pub use full_dead::{DeadCheck, MateCheck};
+pub use full_dead::{DeadCheck, MateCheck, verdict_position};
 pub use hypotheses::lines_san;
 pub use illegal::Attempt;
 pub use orientation::Orientation;
