@@ -607,6 +607,43 @@ mod tests {
     }
 
     #[test]
+    fn dgt_changes_reported_before_the_log_come_once_from_the_log() {
+        let mut board = DgtBoard::new(None, None);
+        let mut link = Link::new(Protocol::Dgt, LinkOptions::default());
+        reconnect_after_e5(&mut board, &mut link);
+        // Away again for 2.Nf3; back, the board in update mode reports
+        // 2...Nc6 before the host's requests reach it.
+        play(&mut board, 20_000, Square::G1, None);
+        play(&mut board, 20_300, Square::F3, Some(Color::White.knight()));
+        board.power_up(30_000);
+        let startup = link.connected();
+        let mut to_host = Vec::new();
+        board.host(30_000, &[dgt::cmd::SEND_UPDATE_NICE], &mut to_host);
+        to_host.extend(play(&mut board, 30_100, Square::B8, None));
+        to_host.extend(play(
+            &mut board,
+            30_200,
+            Square::C6,
+            Some(Color::Black.knight()),
+        ));
+        let mut out = LinkOutput::default();
+        link.feed(&to_host, 30_200, &mut out);
+        assert!(out.events.is_empty(), "held until the log is in: {out:?}");
+        let out = converse(&mut board, &mut link, startup, 30_300);
+        let got = events(&out);
+        assert_eq!(
+            &got[..4],
+            &[
+                BoardEvent::Lift(Square::G1),
+                BoardEvent::Place(Square::F3, Some(Color::White.knight())),
+                BoardEvent::Lift(Square::B8),
+                BoardEvent::Place(Square::C6, Some(Color::Black.knight())),
+            ]
+        );
+        assert!(matches!(&got[4..], [BoardEvent::Board(_)]), "{got:?}");
+    }
+
+    #[test]
     fn dgt_position_alone_when_the_log_does_not_come_first_or_does_not_fit() {
         let mut link = Link::new(Protocol::Dgt, LinkOptions::default());
         link.connected();
@@ -703,6 +740,29 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn any_log_after_a_reconnection_is_read_without_panic(
+            log in proptest::collection::vec(0u8..0x80, 0..300),
+            before in proptest::collection::vec((0usize..64, 0u8..16), 0..10),
+        ) {
+            let mut link = Link::new(Protocol::Dgt, LinkOptions::default());
+            link.connected();
+            let mut bytes = start_dump();
+            for (field, code) in before {
+                dgt::encode_frame(dgt::id::FIELD_UPDATE, &[field as u8, code], &mut bytes);
+            }
+            let mut out = LinkOutput::default();
+            link.feed(&bytes, 1000, &mut out);
+            link.connected();
+            let mut bytes = Vec::new();
+            dgt::encode_frame(dgt::id::EE_MOVES, &log, &mut bytes);
+            bytes.extend(start_dump());
+            out.clear();
+            link.feed(&bytes, 5000, &mut out);
+            prop_assert!(out.events.windows(2).all(|w| w[0].at <= w[1].at));
+            prop_assert!(matches!(out.events.last().map(|e| &e.event), Some(BoardEvent::Board(_))));
+        }
+
         #[test]
         fn random_bytes_never_panic(
             bytes in proptest::collection::vec(any::<u8>(), 0..400),
