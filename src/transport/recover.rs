@@ -156,23 +156,72 @@ fn steps(records: &[EeRecord]) -> Vec<Step> {
     out
 }
 
+/// Appends a square change to a history, as the board's log keeps it: a
+/// square that changes again overwrites its record (a piece lifted and put
+/// back leaves one record, of the piece).
+fn push_change(history: &mut Vec<(u8, u8)>, field: u8, code: u8) {
+    match history.last_mut() {
+        Some(last) if last.0 == field => last.1 = code,
+        _ => history.push((field, code)),
+    }
+}
+
+/// How many of the latest changes of `log` and `heard` agree, from the end.
+fn common_tail(log: &[(u8, u8)], heard: &[(u8, u8)]) -> usize {
+    log.iter()
+        .rev()
+        .zip(heard.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count()
+}
+
 /// Where the host's view ends in `steps`: the index of the first step it
 /// did not see. Among the points where the board, followed from an anchor,
 /// is exactly as last seen, the one whose preceding changes end with most
 /// of the changes heard last; the latest on a tie, which replays least.
+///
+/// The host may also have heard a square change that the next change of
+/// the same square then overwrote in the log (a piece lifted as the cable
+/// went, put down again while it was out): the point is then before that
+/// record, where the board is as last seen but for that square.
 fn align(steps: &[Step], seen: &LastSeen) -> Result<usize, Unaligned> {
+    let mut heard = Vec::with_capacity(seen.recent.len());
+    for &(field, code) in &seen.recent {
+        push_change(&mut heard, field, code);
+    }
     let mut board: [Option<u8>; 64] = [None; 64];
     let mut changes: Vec<(u8, u8)> = Vec::new();
     let mut best: Option<(usize, usize)> = None;
     let mut found = false;
+    let mut consider = |at: usize, score: usize| {
+        found = true;
+        if best.is_none_or(|(_, s)| score >= s) {
+            best = Some((at, score));
+        }
+    };
+    let as_seen_but = |board: &[Option<u8>; 64], except: Option<usize>| {
+        board
+            .iter()
+            .zip(seen.codes)
+            .enumerate()
+            .all(|(i, (known, code))| Some(i) == except || *known == Some(code))
+    };
     for (i, step) in steps.iter().enumerate() {
         match *step {
             Step::Change { field, code, .. } => {
-                let slot = &mut board[usize::from(field)];
-                if *slot != Some(code) {
-                    *slot = Some(code);
-                    changes.push((field, code));
+                let f = usize::from(field);
+                let overwrote = heard
+                    .last()
+                    .is_some_and(|&(hf, hc)| hf == field && hc == seen.codes[f])
+                    && board[f] != Some(seen.codes[f])
+                    && code != seen.codes[f];
+                if overwrote && as_seen_but(&board, Some(f)) {
+                    // The overwritten change counts as heard: its square is
+                    // this record's.
+                    consider(i, 1 + common_tail(&changes, &heard[..heard.len() - 1]));
                 }
+                board[f] = Some(code);
+                push_change(&mut changes, field, code);
             }
             Step::Press { .. } => continue,
             Step::Anchor { codes, .. } => {
@@ -181,21 +230,8 @@ fn align(steps: &[Step], seen: &LastSeen) -> Result<usize, Unaligned> {
                 }
             }
         }
-        if board
-            .iter()
-            .zip(seen.codes)
-            .all(|(known, code)| *known == Some(code))
-        {
-            found = true;
-            let score = changes
-                .iter()
-                .rev()
-                .zip(seen.recent.iter().rev())
-                .take_while(|(a, b)| a == b)
-                .count();
-            if best.is_none_or(|(_, s)| score >= s) {
-                best = Some((i + 1, score));
-            }
+        if as_seen_but(&board, None) {
+            consider(i + 1, common_tail(&changes, &heard));
         }
     }
     match best {
@@ -542,6 +578,49 @@ mod tests {
         }
         let r = recover(&log, &seen, 20_000, dgt::Config::default()).unwrap();
         assert_eq!((r.changes, r.cut), (4, None));
+    }
+
+    #[test]
+    fn a_change_heard_as_the_cable_went_and_folded_in_the_log_is_found() {
+        // 1.e4 d5 seen, then White's pawn lifted from e4 and Black's from
+        // d5 (heard); the cable goes; White's pawn is put down on d5. The
+        // board folds the two changes of d5 into one record: it never
+        // shows the board as last seen.
+        let mut log = power_up_in_start_position();
+        mv(&mut log, Square::E2, Square::E4, Color::White.pawn());
+        mv(&mut log, Square::D7, Square::D5, Color::Black.pawn());
+        field(&mut log, Square::E4, None, false);
+        field(&mut log, Square::D5, Some(Color::White.pawn()), false);
+        press(&mut log, true, 50);
+        let mut codes = codes_after(&[(Square::E2, Square::E4), (Square::D7, Square::D5)]);
+        codes[a8_index(Square::E4)] = dgt::EMPTY;
+        codes[a8_index(Square::D5)] = dgt::EMPTY;
+        let recent = [
+            (Square::E2, 0),
+            (Square::E4, 1),
+            (Square::D7, 0),
+            (Square::D5, 7),
+            (Square::E4, 0),
+            (Square::D5, 0),
+        ];
+        let seen = LastSeen {
+            codes,
+            recent: recent
+                .iter()
+                .map(|&(sq, c)| (a8_index(sq) as u8, c))
+                .collect(),
+            times: None,
+            last_press: Some(Color::Black),
+            at: 0,
+        };
+        let r = recover(&log, &seen, 10_000, dgt::Config::default()).unwrap();
+        assert_eq!(
+            kinds(&r),
+            vec![
+                BoardEvent::Place(Square::D5, Some(Color::White.pawn())),
+                BoardEvent::Press(Color::White),
+            ]
+        );
     }
 
     #[test]

@@ -70,6 +70,9 @@ pub struct DgtBoard {
     start: Squares,
     /// Its log mark: connector on White's left, or on his right.
     begin_mark: u8,
+    /// The square of the log's last record, if that is a square change: a
+    /// square that changes again overwrites it, as the firmware does.
+    last_field: Option<Square>,
 }
 
 /// The room the EEPROM log has, its end marker excluded.
@@ -125,6 +128,7 @@ impl DgtBoard {
             begin_marked: false,
             start,
             begin_mark: if turned { EE_BEGINPOS_ROT } else { EE_BEGINPOS },
+            last_field: None,
         };
         board.power_up(0);
         board
@@ -147,6 +151,7 @@ impl DgtBoard {
     }
 
     fn ee_push(&mut self, record: &[u8]) {
+        self.last_field = None;
         self.ee.extend_from_slice(record);
         if self.ee.len() > EE_CAPACITY {
             // A ring buffer: the newest records overwrite the oldest.
@@ -194,7 +199,18 @@ impl DgtBoard {
         let quick = self.last_ee.is_some_and(|t| at.saturating_sub(t) < 250);
         self.last_ee = Some(at);
         let code = self.code(sq) & 0x0F;
-        self.ee_push(&[0x40 | u8::from(quick) << 4 | code, a8_index(sq) as u8]);
+        let tag = 0x40 | u8::from(quick) << 4 | code;
+        let len = self.ee.len();
+        // Not for result tokens: whether the firmware folds a token put
+        // down and taken off again is not known, and folded, the result
+        // would be gone from the log.
+        let token = |c: u8| c & 0x0F >= 0x0D;
+        if self.last_field == Some(sq) && len >= 2 && !token(code) && !token(self.ee[len - 2]) {
+            self.ee[len - 2] = tag;
+        } else {
+            self.ee_push(&[tag, a8_index(sq) as u8]);
+            self.last_field = Some(sq);
+        }
     }
 
     fn set(&mut self, at: Millis, sq: Square, content: Option<Content>, out: &mut Vec<u8>) {
@@ -382,6 +398,8 @@ impl Emulator for DgtBoard {
                 self.ee_field(at, sq);
             }
         }
+        // The listing is one unit: the first change after it is a new record.
+        self.last_field = None;
         self.begin_marked = false;
         self.mark_begin();
     }
@@ -421,6 +439,45 @@ mod tests {
         let records = dgt::parse_ee_moves(log);
         assert!(records.contains(&EeRecord::BeginPosRot), "{records:?}");
         assert!(!records.contains(&EeRecord::BeginPos), "{records:?}");
+    }
+
+    #[test]
+    fn a_square_that_changes_again_overwrites_its_record() {
+        let mut board = DgtBoard::new(None, None);
+        let log = |board: &mut DgtBoard| {
+            let out = answer(board, &[Command::EeMoves]);
+            let [Decoded::Dgt(Message::EeMoves(log))] = &out[..] else {
+                panic!("{out:?}");
+            };
+            dgt::parse_ee_moves(log)
+        };
+        let before = log(&mut board).len();
+        let mut bytes = Vec::new();
+        let knight = Some(Content::Piece(Color::White.knight()));
+        board.step(1000, &Action::Set(Square::G1, None), &mut bytes);
+        board.step(1400, &Action::Set(Square::G1, knight), &mut bytes);
+        board.step(2000, &Action::Set(Square::G1, None), &mut bytes);
+        board.step(2400, &Action::Set(Square::F3, knight), &mut bytes);
+        let records = log(&mut board);
+        // After what the first read-out gave (its end marker is now the
+        // read-out mark): one record for g1, emptied at last, one for f3.
+        assert_eq!(
+            &records[before..],
+            &[
+                EeRecord::Field {
+                    square: Square::G1,
+                    code: PieceCode::Empty,
+                    quick: false
+                },
+                EeRecord::Field {
+                    square: Square::F3,
+                    code: PieceCode::Piece(Color::White.knight()),
+                    quick: false
+                },
+                EeRecord::Eof,
+            ][..],
+            "{records:?}"
+        );
     }
 
     #[test]
