@@ -279,7 +279,8 @@ pub fn recover(
     let from = align(&steps, seen)?;
     let mut board = seen.codes;
     let mut times = seen.times;
-    let mut last_press = seen.last_press;
+    // The levers as the host last saw them, until the first press.
+    let mut heard_press = seen.last_press;
     let mut out = Recovered::default();
     // Each step's events, with whether the step was quick.
     let mut groups: Vec<(bool, Vec<BoardEvent>)> = Vec::new();
@@ -301,9 +302,11 @@ pub fn recover(
                 } else {
                     Color::Black
                 };
-                // The board logs a press when the levers change: one that
-                // leaves them as the host last saw them was heard already.
-                if last_press.replace(color) == Some(color) {
+                // The board logs a press when the levers change: a first
+                // press that leaves them as the host last saw them was
+                // heard already. Later ones are news even by the same
+                // player: the board skips records when moves are fast.
+                if heard_press.take() == Some(color) {
                     continue;
                 }
                 events.push(BoardEvent::Press(color));
@@ -321,7 +324,7 @@ pub fn recover(
                 if kind == Anchor::Mark && codes != [dgt::EMPTY; 64] {
                     // A game set up: its clock was set without a record,
                     // so the next press is news whoever makes it.
-                    last_press = None;
+                    heard_press = None;
                 }
                 if codes != board {
                     out.cut = Some(match kind {
@@ -619,6 +622,30 @@ mod tests {
             vec![
                 BoardEvent::Place(Square::D5, Some(Color::White.pawn())),
                 BoardEvent::Press(Color::White),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_press_the_board_skipped_does_not_hide_the_next_one() {
+        // Black's press after 2...Nc6 was too fast to be logged: White's
+        // next press follows White's last one in the log, and is news.
+        let (mut log, seen) = game();
+        log.pop();
+        let at = log.len() - 3;
+        log.truncate(at);
+        mv(&mut log, Square::F1, Square::C4, Color::White.bishop());
+        press(&mut log, true, 55);
+        let r = recover(&log, &seen, 20_000, dgt::Config::default()).unwrap();
+        let presses: Vec<BoardEvent> = kinds(&r)
+            .into_iter()
+            .filter(|e| matches!(e, BoardEvent::Press(_)))
+            .collect();
+        assert_eq!(
+            presses,
+            vec![
+                BoardEvent::Press(Color::White),
+                BoardEvent::Press(Color::White)
             ]
         );
     }

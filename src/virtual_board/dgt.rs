@@ -62,6 +62,8 @@ pub struct DgtBoard {
     /// A lever press not logged yet: the board logs the time the presser's
     /// display shows, which the script gives just after the press.
     press_to_log: Option<Color>,
+    /// When the clock was last pressed.
+    last_press_at: Option<Millis>,
     /// The start position was marked in the log, and at most two pieces
     /// have left it since (the firmware's hysteresis).
     begin_marked: bool,
@@ -77,6 +79,9 @@ pub struct DgtBoard {
 
 /// The room the EEPROM log has, its end marker excluded.
 const EE_CAPACITY: usize = 0x1F00 - 1;
+
+/// Presses closer to the one before than this are not logged.
+pub const FAST_PRESS_MS: Millis = 1000;
 
 const EE_NOP: u8 = 0x7F;
 const EE_POWERUP: u8 = 0x6A;
@@ -125,6 +130,7 @@ impl DgtBoard {
             ee: Vec::new(),
             last_ee: None,
             press_to_log: None,
+            last_press_at: None,
             begin_marked: false,
             start,
             begin_mark: if turned { EE_BEGINPOS_ROT } else { EE_BEGINPOS },
@@ -342,7 +348,15 @@ impl Emulator for DgtBoard {
                     return;
                 }
                 c.right_lever_high = high;
-                self.press_to_log = Some(*color);
+                // A press hard on the heels of the last one is not logged:
+                // the firmware skips clock records when moves are fast.
+                let fast = self
+                    .last_press_at
+                    .is_some_and(|t| at.saturating_sub(t) < FAST_PRESS_MS);
+                self.last_press_at = Some(at);
+                if !fast {
+                    self.press_to_log = Some(*color);
+                }
                 self.send_clock(out);
             }
             Action::Clock(w, b) => {
