@@ -119,7 +119,9 @@ fn moves_within(pos: &Chess, touched: Bitboard, sensed: &SensedBoard, last: bool
             _ => attacks::attacks(from, role.of(pos.turn()), pos.board().occupied()),
         };
         for to in (targets & reach & !pos.us()).without(from) {
-            for m in pos.san_candidates(role, to) {
+            // By reference: moving a move list into an iterator copies
+            // all its slots.
+            for &m in &pos.san_candidates(role, to) {
                 if m.from() == Some(from) && !m.is_en_passant() {
                     moves.push(m);
                 }
@@ -193,7 +195,7 @@ fn search(
     let sensed = ctx.sensed;
     let turn = pos.turn();
     let occupied = pos.board().occupied();
-    for m in moves_within(pos, ctx.touched, sensed, plies == 1) {
+    for &m in &moves_within(pos, ctx.touched, sensed, plies == 1) {
         if !ctx.admits(m, turn) {
             continue;
         }
