@@ -84,6 +84,11 @@ pub struct VirtualBoardArgs {
     /// given several times.
     #[arg(long, value_name = "FROM-TO", value_parser = parse_window)]
     pub unplug: Vec<Window>,
+    /// Set the board up turned round: White's pieces on the side its
+    /// squares are numbered a8–h8, a common mistake in playing halls (the
+    /// clock keeps its sides).
+    #[arg(long)]
+    pub rotated: bool,
     /// Start playing at once, instead of when a host asks for the board.
     #[arg(long)]
     pub no_wait: bool,
@@ -171,6 +176,7 @@ pub fn run(args: &VirtualBoardArgs, out: &mut dyn Write) -> Result<(), VirtualBo
     options.plan.artefacts = protocol == Protocol::Dgt && !args.no_artefacts;
     options.plan.seed = args.seed;
     options.plan.unplugged = args.unplug.iter().map(|w| (w.from, w.to)).collect();
+    options.plan.rotated = args.rotated;
     options.speed = args.speed;
     options.wait_for_host = !args.no_wait;
     options.link = args.link.clone();

@@ -5,7 +5,7 @@ use shakmaty::{Color, Square};
 
 use super::{
     Emulator,
-    plan::{Action, Content, Squares, start_squares},
+    plan::{Action, Content, Squares, rotate_squares, start_squares},
 };
 use crate::{
     event::{Millis, Seconds},
@@ -65,6 +65,11 @@ pub struct DgtBoard {
     /// The start position was marked in the log, and at most two pieces
     /// have left it since (the firmware's hysteresis).
     begin_marked: bool,
+    /// The start position as the board numbers its squares: turned round
+    /// when it is set up the other way.
+    start: Squares,
+    /// Its log mark: connector on White's left, or on his right.
+    begin_mark: u8,
 }
 
 /// The room the EEPROM log has, its end marker excluded.
@@ -75,14 +80,34 @@ const EE_POWERUP: u8 = 0x6A;
 const EE_EOF: u8 = 0x6B;
 const EE_DOWNLOADED: u8 = 0x6E;
 const EE_BEGINPOS: u8 = 0x6F;
+const EE_BEGINPOS_ROT: u8 = 0x7A;
 
 impl DgtBoard {
     /// A board in the start position. `clock` gives the times the clock
     /// was set to, or `None` when no clock is connected; `first_press` is
     /// the player who will press first (his lever starts up).
     pub fn new(clock: Option<(Seconds, Seconds)>, first_press: Option<Color>) -> DgtBoard {
+        DgtBoard::set_up(clock, first_press, false)
+    }
+
+    /// The same board set up turned round: White's pieces on the side it
+    /// numbers a8–h8 (the clock keeps its sides).
+    pub fn turned_round(clock: Option<(Seconds, Seconds)>, first_press: Option<Color>) -> DgtBoard {
+        DgtBoard::set_up(clock, first_press, true)
+    }
+
+    fn set_up(
+        clock: Option<(Seconds, Seconds)>,
+        first_press: Option<Color>,
+        turned: bool,
+    ) -> DgtBoard {
+        let start = if turned {
+            rotate_squares(&start_squares())
+        } else {
+            start_squares()
+        };
         let mut board = DgtBoard {
-            squares: start_squares(),
+            squares: start,
             mode: Mode::Idle,
             ready: false,
             parser: HostParser::new(),
@@ -98,6 +123,8 @@ impl DgtBoard {
             last_ee: None,
             press_to_log: None,
             begin_marked: false,
+            start,
+            begin_mark: if turned { EE_BEGINPOS_ROT } else { EE_BEGINPOS },
         };
         board.power_up(0);
         board
@@ -131,18 +158,17 @@ impl DgtBoard {
     /// Marks the start position in the log when it is set up, once until
     /// more than two pieces have left it.
     fn mark_begin(&mut self) {
-        let start = start_squares();
         let away = self
             .squares
             .iter()
-            .zip(&start)
+            .zip(&self.start)
             .filter(|(now, want)| want.is_some() && now != want)
             .count();
         if away > 2 {
             self.begin_marked = false;
-        } else if away == 0 && self.squares == start && !self.begin_marked {
+        } else if away == 0 && self.squares == self.start && !self.begin_marked {
             self.begin_marked = true;
-            self.ee_push(&[EE_BEGINPOS]);
+            self.ee_push(&[self.begin_mark]);
         }
     }
 
@@ -375,6 +401,26 @@ mod tests {
         let mut out = Vec::new();
         DgtDecoder::default().feed(&bytes, &mut out);
         out
+    }
+
+    #[test]
+    fn a_board_turned_round_numbers_the_start_position_the_other_way() {
+        let mut board = DgtBoard::turned_round(None, None);
+        let out = answer(&mut board, &[Command::SendBoard, Command::EeMoves]);
+        let [
+            Decoded::Event(crate::BoardEvent::Board(scan)),
+            Decoded::Dgt(Message::EeMoves(log)),
+        ] = &out[..]
+        else {
+            panic!("{out:?}");
+        };
+        // The dump is the start position once turned back, not as it comes.
+        let start = crate::event::Scan::from_board(&shakmaty::Board::default(), true);
+        assert_eq!(scan.rotated(), start);
+        assert_ne!(**scan, start);
+        let records = dgt::parse_ee_moves(log);
+        assert!(records.contains(&EeRecord::BeginPosRot), "{records:?}");
+        assert!(!records.contains(&EeRecord::BeginPos), "{records:?}");
     }
 
     #[test]

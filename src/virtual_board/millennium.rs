@@ -3,7 +3,7 @@
 
 use super::{
     Emulator,
-    plan::{Action, Squares, piece_of, start_squares},
+    plan::{Action, Squares, piece_of, rotate_squares, start_squares},
 };
 use crate::{
     event::{Millis, Scan, Sensed},
@@ -47,6 +47,15 @@ impl MillenniumBoard {
             commands: Vec::new(),
             errors: Vec::new(),
             last_sent: None,
+        }
+    }
+
+    /// The same board set up turned round: White's pieces on the side it
+    /// numbers a8–h8.
+    pub fn turned_round() -> MillenniumBoard {
+        MillenniumBoard {
+            squares: rotate_squares(&start_squares()),
+            ..MillenniumBoard::new()
         }
     }
 

@@ -153,6 +153,7 @@ impl VirtualOptions {
                 artefacts: protocol == Protocol::Dgt,
                 seed: 0,
                 unplugged: Vec::new(),
+                rotated: false,
             },
             speed: 1.0,
             wait_for_host: true,
@@ -240,11 +241,7 @@ impl VirtualBoard {
         if options.speed.is_nan() || options.speed <= 0.0 {
             return Err(VirtualError::Speed(options.speed));
         }
-        let emulator: Box<dyn Emulator> = match options.protocol {
-            Protocol::Dgt => Box::new(dgt::DgtBoard::new(first_clock(events), first_press(events))),
-            Protocol::Millennium => Box::new(millennium::MillenniumBoard::new()),
-            Protocol::Certabo => return Err(VirtualError::Unsupported(Protocol::Certabo)),
-        };
+        let emulator = emulator(events, options.protocol, options.plan.rotated)?;
         let steps = plan(events, options.protocol, &options.plan);
         let pty = Pty::open()?;
         let device = Arc::new(Mutex::new(pty.device.clone()));
@@ -325,6 +322,23 @@ impl Drop for VirtualBoard {
             let _ = t.join();
         }
     }
+}
+
+/// The board that plays `events`, set up as they begin (turned round if
+/// `rotated`).
+fn emulator(
+    events: &[TimedEvent],
+    protocol: Protocol,
+    rotated: bool,
+) -> Result<Box<dyn Emulator>, VirtualError> {
+    let (clock, press) = (first_clock(events), first_press(events));
+    Ok(match (protocol, rotated) {
+        (Protocol::Dgt, false) => Box::new(dgt::DgtBoard::new(clock, press)),
+        (Protocol::Dgt, true) => Box::new(dgt::DgtBoard::turned_round(clock, press)),
+        (Protocol::Millennium, false) => Box::new(millennium::MillenniumBoard::new()),
+        (Protocol::Millennium, true) => Box::new(millennium::MillenniumBoard::turned_round()),
+        (Protocol::Certabo, _) => return Err(VirtualError::Unsupported(protocol)),
+    })
 }
 
 /// The times the clock was set to: those of the first clock report.
@@ -710,11 +724,7 @@ pub fn play_in_process(
     protocol: Protocol,
     options: &PlanOptions,
 ) -> Result<(Vec<TimedEvent>, Vec<TimedEvent>), VirtualError> {
-    let mut emulator: Box<dyn Emulator> = match protocol {
-        Protocol::Dgt => Box::new(dgt::DgtBoard::new(first_clock(events), first_press(events))),
-        Protocol::Millennium => Box::new(millennium::MillenniumBoard::new()),
-        Protocol::Certabo => return Err(VirtualError::Unsupported(protocol)),
-    };
+    let mut emulator = emulator(events, protocol, options.rotated)?;
     let mut link = crate::transport::Link::new(protocol, Default::default());
     let mut wire = Vec::new();
     let mut off_wire = Vec::new();

@@ -83,6 +83,10 @@ pub struct PlanOptions {
     pub seed: u64,
     /// Script times at which the cable is pulled, and put back.
     pub unplugged: Vec<(Millis, Millis)>,
+    /// The board is set up turned round: White's pieces stand on the side
+    /// its squares are numbered a8–h8 (what the script calls e2 is e7 to
+    /// the board).
+    pub rotated: bool,
 }
 
 /// The Millennium scan period (20 units of 2.048 ms), rounded up.
@@ -94,6 +98,25 @@ const TOKEN_MS: Millis = 500;
 /// The squares of the standard start position.
 pub fn start_squares() -> Squares {
     squares_of(&Board::default())
+}
+
+/// The same squares as a board turned round by 180° numbers them.
+pub fn rotate_squares(squares: &Squares) -> Squares {
+    let mut out = [None; 64];
+    for (i, c) in squares.iter().enumerate() {
+        out[Square::new(i as u32).rotate_180().to_usize()] = *c;
+    }
+    out
+}
+
+/// A step as a board turned round sees it.
+fn rotate_step(step: Step) -> Step {
+    let action = match step.action {
+        Action::Set(sq, c) => Action::Set(sq.rotate_180(), c),
+        Action::Scan(squares) => Action::Scan(Box::new(rotate_squares(&squares))),
+        other => other,
+    };
+    Step { action, ..step }
 }
 
 fn squares_of(board: &Board) -> Squares {
@@ -129,6 +152,9 @@ pub fn plan(events: &[TimedEvent], protocol: Protocol, options: &PlanOptions) ->
         }
         Protocol::Millennium => steps = scan_periods(steps, MILLENNIUM_SCAN_MS),
         Protocol::Certabo => {}
+    }
+    if options.rotated {
+        steps = steps.into_iter().map(rotate_step).collect();
     }
     add_plugging(&mut steps, &options.unplugged);
     steps
@@ -550,6 +576,7 @@ mod tests {
                 artefacts: true,
                 seed,
                 unplugged: vec![],
+                rotated: false,
             };
             let noisy = plan(&evs, Protocol::Dgt, &opts);
             assert!(noisy.windows(2).all(|w| w[0].at <= w[1].at), "{noisy:?}");
@@ -595,6 +622,7 @@ mod tests {
             events in proptest::collection::vec((0u64..500, arb_event()), 0..80),
             seed in any::<u64>(),
             family in 0usize..2,
+            rotated in any::<bool>(),
         ) {
             let protocol = [Protocol::Dgt, Protocol::Millennium][family];
             let mut t = 0;
@@ -609,6 +637,7 @@ mod tests {
                 artefacts: true,
                 seed,
                 unplugged: vec![(t / 3, t / 2 + 1)],
+                rotated,
             };
             let steps = plan(&events, protocol, &options);
             prop_assert!(steps.windows(2).all(|w| w[0].at <= w[1].at));

@@ -836,6 +836,20 @@ pub(crate) fn virtual_dgt_board_with(
     speed: &str,
     extra: &[String],
 ) -> (Child, PathBuf) {
+    virtual_board_with(dir, "dgt", speed, extra, "")
+}
+
+/// A virtual board of a family (`dgt`, `millennium`) playing the Opera
+/// game, given `extra` arguments, and a config of one board reading it
+/// with `keys` (TOML lines) added to the board's table. The board's link
+/// is `dir/vdgt`.
+pub(crate) fn virtual_board_with(
+    dir: &Path,
+    protocol: &str,
+    speed: &str,
+    extra: &[String],
+    keys: &str,
+) -> (Child, PathBuf) {
     let link = dir.join("vdgt");
     let board = Command::new(env!("CARGO_BIN_EXE_eboard"))
         .args([
@@ -843,7 +857,7 @@ pub(crate) fn virtual_dgt_board_with(
             "pgn/opera-game.pgn",
             "--pgn",
             "--protocol",
-            "dgt",
+            protocol,
         ])
         .args(["--speed", speed, "--link", link.to_str().unwrap()])
         .args(extra)
@@ -861,7 +875,7 @@ pub(crate) fn virtual_dgt_board_with(
     std::fs::write(
         &config,
         format!(
-            "event = \"Live\"\n\n[[board]]\nid = 1\nsource = \"dgt:{}\"\nwhite = {{ name = \"Morphy\" }}\nblack = {{ name = \"Allies\" }}\n",
+            "event = \"Live\"\n\n[[board]]\nid = 1\nsource = \"{protocol}:{}\"\n{keys}white = {{ name = \"Morphy\" }}\nblack = {{ name = \"Allies\" }}\n",
             link.display()
         ),
     )

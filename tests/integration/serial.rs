@@ -161,6 +161,7 @@ fn in_process_dgt_and_millennium_give_the_games() {
                 artefacts: true,
                 seed: 7,
                 unplugged: vec![],
+                rotated: false,
             };
             let (wire, off_wire) = play_in_process(&events, protocol, &opts).unwrap();
             let live = run_engine(&merge(wire, off_wire));
@@ -186,11 +187,7 @@ fn issue_10_dgt_outages_of_1_to_10_plies_are_read_back_from_the_board_log() {
     let protocol = Protocol::Dgt;
     let events = script(&games, protocol, 13);
     let direct = run_engine(&events);
-    let clocks: Vec<u64> = events
-        .iter()
-        .filter(|e| matches!(e.event, eboard::BoardEvent::Clock(..)))
-        .map(|e| e.at)
-        .collect();
+    let clocks = clock_times(&events);
     let mut unplugged = Vec::new();
     let mut i = 5;
     for plies in (1..=10).cycle() {
@@ -205,6 +202,7 @@ fn issue_10_dgt_outages_of_1_to_10_plies_are_read_back_from_the_board_log() {
         artefacts: true,
         seed: 3,
         unplugged,
+        rotated: false,
     };
     let (wire, off_wire) = play_in_process(&events, protocol, &opts).unwrap();
     let live = run_engine(&merge(wire, off_wire));
@@ -215,6 +213,90 @@ fn issue_10_dgt_outages_of_1_to_10_plies_are_read_back_from_the_board_log() {
         &direct,
         true,
     );
+}
+
+/// Issue 10: virtual boards set up turned round (White's pieces on the side
+/// they number a8–h8), in process over many games, one of them unplugged
+/// for a few plies now and then: a DGT board is recognised from its first
+/// dump (one `board_rotated` alert), a Millennium board read with the
+/// orientation configured, and every game comes out as reading the script
+/// itself gives it.
+#[test]
+fn issue_10_boards_turned_round_are_read_turned_back() {
+    let Some(games) = games() else { return };
+    for (protocol, configured) in [(Protocol::Dgt, false), (Protocol::Millennium, true)] {
+        let events = script(&games, protocol, 17);
+        let direct = run_engine(&events);
+        let clocks = clock_times(&events);
+        let unplugged = clocks
+            .chunks(60)
+            .filter(|c| c.len() == 60)
+            .map(|c| (c[20] + 1, c[24] + 1))
+            .collect();
+        let opts = PlanOptions {
+            artefacts: true,
+            seed: 5,
+            unplugged: if protocol == Protocol::Dgt {
+                unplugged
+            } else {
+                vec![]
+            },
+            rotated: true,
+        };
+        let (wire, off_wire) = play_in_process(&events, protocol, &opts).unwrap();
+        let mut engine = Engine::new(EngineConfig {
+            orientation: if configured {
+                eboard::Orientation::Rotated
+            } else {
+                eboard::Orientation::Normal
+            },
+            ..EngineConfig::default()
+        });
+        for e in merge(wire, off_wire) {
+            engine.push(&e).unwrap();
+            engine.drain_events();
+        }
+        engine.finish();
+        let kinds = |g: &eboard::Game| -> Vec<String> {
+            g.alerts
+                .iter()
+                .map(|a| a.kind.as_str().to_owned())
+                .collect()
+        };
+        let live = reported_games(&engine);
+        let reference = reported_games(&direct);
+        assert_eq!(live.len(), games.len(), "{protocol}: number of games");
+        let mut rotated_alerts = 0;
+        for (i, ((got, want), original)) in live.iter().zip(reference).zip(&games).enumerate() {
+            let san: Vec<String> = got.moves().iter().map(|m| m.san.to_string()).collect();
+            assert_eq!(
+                san,
+                sans(original),
+                "{protocol} turned round: game {}",
+                i + 1
+            );
+            let mut alerts = kinds(got);
+            rotated_alerts += alerts.iter().filter(|k| *k == "board_rotated").count();
+            alerts.retain(|k| k != "board_rotated");
+            assert_eq!(
+                alerts,
+                kinds(want),
+                "{protocol} turned round: game {}",
+                i + 1
+            );
+        }
+        let expected = if configured { 0 } else { 1 };
+        assert_eq!(rotated_alerts, expected, "{protocol}: board_rotated alerts");
+    }
+}
+
+/// The times of the clock reports of a script: one after each press.
+fn clock_times(events: &[TimedEvent]) -> Vec<u64> {
+    events
+        .iter()
+        .filter(|e| matches!(e.event, eboard::BoardEvent::Clock(..)))
+        .map(|e| e.at)
+        .collect()
 }
 
 /// A directory for one test's files, removed afterwards.
@@ -319,6 +401,7 @@ fn live_round_trip(protocol: Protocol, seed: u64) {
         artefacts: true,
         seed: seed + 100,
         unplugged: vec![],
+        rotated: false,
     };
     let started = Instant::now();
     let live = play_live(
@@ -390,11 +473,7 @@ fn reader_reconnects_and_catches_up_after_the_board_was_unplugged() {
     let events = script(games, protocol, 31);
     // Pulled after the clock report of ply 21 (11.Qe1), back after that of
     // ply 23 (12.a3): 11...Qa5 and 12.a3 are played while it is away.
-    let clocks: Vec<u64> = events
-        .iter()
-        .filter(|e| matches!(e.event, eboard::BoardEvent::Clock(..)))
-        .map(|e| e.at)
-        .collect();
+    let clocks = clock_times(&events);
     let (from, to) = (clocks[20] + 1, clocks[22] + 1);
     let dir = TempDir::new("reconnect");
     let capture_path = dir.path().join("capture.txt");
@@ -402,6 +481,7 @@ fn reader_reconnects_and_catches_up_after_the_board_was_unplugged() {
         artefacts: true,
         seed: 5,
         unplugged: vec![(from, to)],
+        rotated: false,
     };
     let live = play_live(
         &events,
@@ -521,11 +601,7 @@ fn issue_10_a_dgt_board_unplugged_for_3_6_and_10_moves_is_followed_to_the_end() 
     let games = &games[..1];
     let protocol = Protocol::Dgt;
     let events = script(games, protocol, 41);
-    let clocks: Vec<u64> = events
-        .iter()
-        .filter(|e| matches!(e.event, eboard::BoardEvent::Clock(..)))
-        .map(|e| e.at)
-        .collect();
+    let clocks = clock_times(&events);
     for (first, moves) in [(10, 3), (20, 6), (30, 10)] {
         let (from, to) = (clocks[first] + 1, clocks[first + moves] + 1);
         let dir = TempDir::new(&format!("unplug-{moves}"));
@@ -533,6 +609,7 @@ fn issue_10_a_dgt_board_unplugged_for_3_6_and_10_moves_is_followed_to_the_end() 
             artefacts: true,
             seed: 7,
             unplugged: vec![(from, to)],
+            rotated: false,
         };
         let live = play_live(&events, protocol, plan, dir.path(), None);
         let engine = run_engine(&merge(live.wire.clone(), live.off_wire));
@@ -572,11 +649,7 @@ fn opera_outages() -> (ImportedGame, Vec<String>) {
     let text = read(&crate::util::root().join("pgn/opera-game.pgn"));
     let game = read_games(text.as_bytes()).unwrap().swap_remove(0);
     let events = script(std::slice::from_ref(&game), Protocol::Dgt, 0);
-    let clocks: Vec<u64> = events
-        .iter()
-        .filter(|e| matches!(e.event, eboard::BoardEvent::Clock(..)))
-        .map(|e| e.at)
-        .collect();
+    let clocks = clock_times(&events);
     let mut args = Vec::new();
     for (first, plies) in [(2, 3), (8, 6), (17, 10)] {
         args.push("--unplug".to_owned());
@@ -587,6 +660,29 @@ fn opera_outages() -> (ImportedGame, Vec<String>) {
         ));
     }
     (game, args)
+}
+
+/// A child process killed when the test ends, passed or failed, so that
+/// no virtual board or reader outlives it.
+struct Reaped(Option<std::process::Child>);
+
+impl Reaped {
+    fn get(&mut self) -> &mut std::process::Child {
+        self.0.as_mut().expect("the child")
+    }
+
+    fn take(&mut self) -> std::process::Child {
+        self.0.take().expect("the child")
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 /// Waits (at most `secs`) for a child to exit.
@@ -607,46 +703,99 @@ fn logs_read_back(text: &str) -> usize {
         .count()
 }
 
+/// What `eboard watch <link> --protocol <protocol> <watch_args>` printed
+/// (standard output, standard error) while a virtual board of that family
+/// played the Opera game `speed` times faster than its pace with
+/// `board_args`, until the board was done and Ctrl-C.
+fn watch_opera_game(
+    protocol: &str,
+    speed: &str,
+    board_args: &[String],
+    watch_args: &[&str],
+) -> (String, String) {
+    use std::process::{Command, Stdio};
+    // One directory per call: tests run side by side.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = TempDir::new(&format!("watch-{protocol}-{call}"));
+    let mut extra = board_args.to_vec();
+    extra.push("--exit-at-end".to_owned());
+    let (board, _) = crate::daemon::virtual_board_with(dir.path(), protocol, speed, &extra, "");
+    let mut board = Reaped(Some(board));
+    let link = dir.path().join("vdgt");
+    let mut watch = Reaped(Some(
+        Command::new(env!("CARGO_BIN_EXE_eboard"))
+            .args(["watch", link.to_str().unwrap(), "--protocol", protocol])
+            .args(watch_args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start eboard watch"),
+    ));
+    wait_exit(board.get(), 120, "the virtual board");
+    // Ctrl-C: watch prints the game and stops.
+    let status = Command::new("kill")
+        .args(["-INT", &watch.get().id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = watch.take().wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (stdout, stderr)
+}
+
+/// The moves of the one game of the PGN `watch` printed at its end.
+fn watched_moves(stdout: &str) -> Vec<String> {
+    let pgn = &stdout[stdout.find("[Event").expect("a PGN")..];
+    let games = read_games(pgn.as_bytes()).unwrap();
+    assert_eq!(games.len(), 1, "{stdout}");
+    sans(&games[0])
+}
+
 /// Issue 10 under `eboard watch`: a virtual DGT board on a pseudo-terminal
 /// is unplugged for 3, 6 and 10 plies of the Opera game; `watch` reads
 /// each outage back from the board's log and prints the whole game.
 #[test]
 fn issue_10_watch_follows_a_dgt_board_unplugged_for_3_6_and_10_moves() {
-    use std::process::{Command, Stdio};
     let (game, unplug) = opera_outages();
-    let dir = TempDir::new("watch-unplug");
-    let mut extra = unplug;
-    extra.push("--exit-at-end".to_owned());
-    let (mut board, _) = crate::daemon::virtual_dgt_board_with(dir.path(), "10", &extra);
-    let link = dir.path().join("vdgt");
-    let exe = env!("CARGO_BIN_EXE_eboard");
-    let watch = Command::new(exe)
-        .args(["watch", link.to_str().unwrap(), "--protocol", "dgt"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start eboard watch");
-    wait_exit(&mut board, 120, "the virtual board");
-    // Ctrl-C: watch prints the game and stops.
-    let status = Command::new("kill")
-        .args(["-INT", &watch.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let out = watch.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let (stdout, stderr) = watch_opera_game("dgt", "10", &unplug, &[]);
     // Every reconnection read the board's log back (outages close together
     // may make one, as the reader's retries slow down).
     let reconnections = stderr.matches(": connected").count() - 1;
     assert!(reconnections >= 1, "{stderr}");
     assert_eq!(logs_read_back(&stderr), reconnections, "{stderr}");
-    let pgn = &stdout[stdout.find("[Event").expect("a PGN")..];
-    let games = read_games(pgn.as_bytes()).unwrap();
-    assert_eq!(games.len(), 1, "{stdout}");
-    assert_eq!(sans(&games[0]), sans(&game), "{stdout}\n{stderr}");
+    assert_eq!(watched_moves(&stdout), sans(&game), "{stdout}\n{stderr}");
     assert!(!stdout.contains("ALERT"), "{stdout}");
+}
+
+/// Issue 10 under `eboard watch`: a virtual DGT board set up turned round
+/// (`virtual-board --rotated`) is recognised from its first dump, said
+/// once, and read turned back; a Millennium board turned round is read
+/// with `--orientation rotated`.
+#[test]
+fn issue_10_watch_reads_boards_turned_round() {
+    let (game, _) = opera_outages();
+    let rotated = ["--rotated".to_owned()];
+    let (stdout, stderr) = watch_opera_game("dgt", "10", &rotated, &[]);
+    assert_eq!(watched_moves(&stdout), sans(&game), "{stdout}\n{stderr}");
+    let alerts: Vec<&str> = stdout.lines().filter(|l| l.contains("ALERT")).collect();
+    assert_eq!(alerts.len(), 1, "{stdout}");
+    assert!(alerts[0].contains("ALERT board_rotated"), "{stdout}");
+    // Without a clock, a reply within the settle time (more than half a
+    // second of play at this pace) is read with the move before it, and
+    // said so.
+    let (stdout, stderr) =
+        watch_opera_game("millennium", "4", &rotated, &["--orientation", "rotated"]);
+    assert_eq!(watched_moves(&stdout), sans(&game), "{stdout}\n{stderr}");
+    assert!(
+        stdout
+            .lines()
+            .filter(|l| l.contains("ALERT"))
+            .all(|l| l.contains("ALERT moves_inferred")),
+        "{stdout}"
+    );
 }
 
 /// Issue 10 under `eboard run`: the daemon reads the same virtual DGT board
@@ -657,7 +806,8 @@ fn issue_10_run_follows_a_dgt_board_unplugged_for_3_6_and_10_moves() {
     use crate::daemon::{Daemon, opera_game_broadcast, virtual_dgt_board_with};
     let (_, unplug) = opera_outages();
     let dir = TempDir::new("run-unplug");
-    let (mut board, config) = virtual_dgt_board_with(dir.path(), "10", &unplug);
+    let (board, config) = virtual_dgt_board_with(dir.path(), "10", &unplug);
+    let mut board = Reaped(Some(board));
     let data = dir.path().join("data");
     let args = [
         "run",
@@ -667,7 +817,7 @@ fn issue_10_run_follows_a_dgt_board_unplugged_for_3_6_and_10_moves() {
         data.to_str().unwrap(),
     ];
     let d = Daemon::start(&args);
-    let (game, expected) = opera_game_broadcast(&d, &mut board);
+    let (game, expected) = opera_game_broadcast(&d, board.get());
     assert_eq!(game.moves, expected.moves);
     let detail = d.json("/boards/1");
     assert_eq!(detail["alerts"], serde_json::json!([]), "{detail}");
@@ -675,4 +825,44 @@ fn issue_10_run_follows_a_dgt_board_unplugged_for_3_6_and_10_moves() {
     d.kill();
     let d = Daemon::start(&args);
     assert_eq!(d.get("/boards/1.pgn").body, pgn, "the journal replays");
+}
+
+/// Issue 10 under `eboard run`: a virtual DGT board set up turned round is
+/// read turned back by the daemon (one `board_rotated` alert), and a
+/// Millennium board turned round with `orientation = "rotated"` in its
+/// config.
+#[test]
+fn issue_10_run_reads_boards_turned_round() {
+    use crate::daemon::{Daemon, opera_game_broadcast, virtual_board_with};
+    let rotated = ["--rotated".to_owned()];
+    // A Millennium board has no clock: at a slower pace, so that most
+    // replies stand apart from the move before for longer than the settle
+    // time (those that do not are read together, with moves_inferred).
+    for (protocol, speed, keys, alerts) in [
+        ("dgt", "10", "", vec!["board_rotated"]),
+        ("millennium", "4", "orientation = \"rotated\"\n", vec![]),
+    ] {
+        let dir = TempDir::new(&format!("run-rotated-{protocol}"));
+        let (board, config) = virtual_board_with(dir.path(), protocol, speed, &rotated, keys);
+        let mut board = Reaped(Some(board));
+        let data = dir.path().join("data");
+        let d = Daemon::start(&[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--data-dir",
+            data.to_str().unwrap(),
+        ]);
+        let (game, expected) = opera_game_broadcast(&d, board.get());
+        assert_eq!(game.moves, expected.moves, "{protocol}");
+        let detail = d.json("/boards/1");
+        let kinds: Vec<&str> = detail["alerts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["kind"].as_str().unwrap())
+            .filter(|k| *k != "moves_inferred")
+            .collect();
+        assert_eq!(kinds, alerts, "{protocol}: {detail}");
+    }
 }
