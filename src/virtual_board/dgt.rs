@@ -75,6 +75,10 @@ pub struct DgtBoard {
     /// The square of the log's last record, if that is a square change: a
     /// square that changes again overwrites it, as the firmware does.
     last_field: Option<Square>,
+    /// Powered by its cable: unplugged, it is off.
+    cable_powered: bool,
+    /// Off: pieces move on it, it logs nothing.
+    dark: bool,
 }
 
 /// The room the EEPROM log has, its end marker excluded.
@@ -135,9 +139,18 @@ impl DgtBoard {
             start,
             begin_mark: if turned { EE_BEGINPOS_ROT } else { EE_BEGINPOS },
             last_field: None,
+            cable_powered: false,
+            dark: false,
         };
         board.power_up(0);
         board
+    }
+
+    /// The same board powered by its cable, if `yes` (a USB board without
+    /// a battery): unplugged, it is off, and its log has a gap.
+    pub fn cable_powered(mut self, yes: bool) -> DgtBoard {
+        self.cable_powered = yes;
+        self
     }
 
     fn code(&self, sq: Square) -> u8 {
@@ -157,6 +170,9 @@ impl DgtBoard {
     }
 
     fn ee_push(&mut self, record: &[u8]) {
+        if self.dark {
+            return;
+        }
         self.last_field = None;
         self.ee.extend_from_slice(record);
         if self.ee.len() > EE_CAPACITY {
@@ -202,6 +218,9 @@ impl DgtBoard {
     }
 
     fn ee_field(&mut self, at: Millis, sq: Square) {
+        if self.dark {
+            return;
+        }
         let quick = self.last_ee.is_some_and(|t| at.saturating_sub(t) < 250);
         self.last_ee = Some(at);
         let code = self.code(sq) & 0x0F;
@@ -398,8 +417,15 @@ impl Emulator for DgtBoard {
         self.ready
     }
 
-    fn power_up(&mut self, at: Millis) {
+    fn unplugged(&mut self) {
         self.log_press();
+        self.dark = self.cable_powered;
+    }
+
+    fn power_up(&mut self, at: Millis) {
+        // A press made while it was off is not in its log.
+        self.log_press();
+        self.dark = false;
         self.mode = Mode::Idle;
         self.ready = false;
         self.parser = HostParser::new();

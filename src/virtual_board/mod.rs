@@ -51,6 +51,9 @@ pub trait Emulator: Send {
     /// The board was powered up (plugged in again): it forgets the
     /// session's modes, keeps its pieces.
     fn power_up(&mut self, at: Millis);
+    /// The cable was pulled. A board powered by it goes dark until
+    /// [`Emulator::power_up`].
+    fn unplugged(&mut self) {}
 }
 
 /// Keeps a virtual board and a reader in step, for deterministic tests.
@@ -154,6 +157,7 @@ impl VirtualOptions {
                 seed: 0,
                 unplugged: Vec::new(),
                 rotated: false,
+                cable_powered: false,
             },
             speed: 1.0,
             wait_for_host: true,
@@ -241,7 +245,7 @@ impl VirtualBoard {
         if options.speed.is_nan() || options.speed <= 0.0 {
             return Err(VirtualError::Speed(options.speed));
         }
-        let emulator = emulator(events, options.protocol, options.plan.rotated)?;
+        let emulator = emulator(events, options.protocol, &options.plan)?;
         let steps = plan(events, options.protocol, &options.plan);
         let pty = Pty::open()?;
         let device = Arc::new(Mutex::new(pty.device.clone()));
@@ -324,17 +328,20 @@ impl Drop for VirtualBoard {
     }
 }
 
-/// The board that plays `events`, set up as they begin (turned round if
-/// `rotated`).
+/// The board that plays `events`, set up as they begin (turned round, or
+/// powered by its cable, as `options` say).
 fn emulator(
     events: &[TimedEvent],
     protocol: Protocol,
-    rotated: bool,
+    options: &PlanOptions,
 ) -> Result<Box<dyn Emulator>, VirtualError> {
+    let (rotated, powered) = (options.rotated, options.cable_powered);
     let (clock, press) = (first_clock(events), first_press(events));
     Ok(match (protocol, rotated) {
-        (Protocol::Dgt, false) => Box::new(dgt::DgtBoard::new(clock, press)),
-        (Protocol::Dgt, true) => Box::new(dgt::DgtBoard::turned_round(clock, press)),
+        (Protocol::Dgt, false) => Box::new(dgt::DgtBoard::new(clock, press).cable_powered(powered)),
+        (Protocol::Dgt, true) => {
+            Box::new(dgt::DgtBoard::turned_round(clock, press).cable_powered(powered))
+        }
         (Protocol::Millennium, false) => Box::new(millennium::MillenniumBoard::new()),
         (Protocol::Millennium, true) => Box::new(millennium::MillenniumBoard::turned_round()),
         (Protocol::Certabo, _) => return Err(VirtualError::Unsupported(protocol)),
@@ -545,6 +552,7 @@ impl Runner {
                         self.settle()?;
                     }
                     self.pty = None;
+                    self.emulator.unplugged();
                     if let Some(lock) = &self.options.lockstep {
                         // What the host wrote and the board had not read
                         // yet went with the cable.
@@ -724,7 +732,7 @@ pub fn play_in_process(
     protocol: Protocol,
     options: &PlanOptions,
 ) -> Result<(Vec<TimedEvent>, Vec<TimedEvent>), VirtualError> {
-    let mut emulator = emulator(events, protocol, options.rotated)?;
+    let mut emulator = emulator(events, protocol, options)?;
     let mut link = crate::transport::Link::new(protocol, Default::default());
     let mut wire = Vec::new();
     let mut off_wire = Vec::new();
@@ -744,7 +752,10 @@ pub fn play_in_process(
     for step in plan(events, protocol, options) {
         now = step.at;
         match &step.action {
-            Action::Unplug => plugged = false,
+            Action::Unplug => {
+                plugged = false;
+                emulator.unplugged();
+            }
             Action::Replug => {
                 plugged = true;
                 emulator.power_up(now);

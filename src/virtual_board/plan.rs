@@ -87,6 +87,9 @@ pub struct PlanOptions {
     /// its squares are numbered a8–h8 (what the script calls e2 is e7 to
     /// the board).
     pub rotated: bool,
+    /// The board is powered by its cable (a USB board without a battery):
+    /// unplugged, it is off and logs nothing in its memory.
+    pub cable_powered: bool,
 }
 
 /// The Millennium scan period (20 units of 2.048 ms), rounded up.
@@ -577,6 +580,7 @@ mod tests {
                 seed,
                 unplugged: vec![],
                 rotated: false,
+                cable_powered: false,
             };
             let noisy = plan(&evs, Protocol::Dgt, &opts);
             assert!(noisy.windows(2).all(|w| w[0].at <= w[1].at), "{noisy:?}");
@@ -638,6 +642,7 @@ mod tests {
                 seed,
                 unplugged: vec![(t / 3, t / 2 + 1)],
                 rotated,
+                cable_powered: !rotated,
             };
             let steps = plan(&events, protocol, &options);
             prop_assert!(steps.windows(2).all(|w| w[0].at <= w[1].at));

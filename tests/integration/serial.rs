@@ -162,6 +162,7 @@ fn in_process_dgt_and_millennium_give_the_games() {
                 seed: 7,
                 unplugged: vec![],
                 rotated: false,
+                cable_powered: false,
             };
             let (wire, off_wire) = play_in_process(&events, protocol, &opts).unwrap();
             let live = run_engine(&merge(wire, off_wire));
@@ -176,21 +177,11 @@ fn in_process_dgt_and_millennium_give_the_games() {
     }
 }
 
-/// Issue 10: a DGT board unplugged again and again for 1 to 10 plies (the
-/// cable pulled between moves or in the middle of one), in process over
-/// many games (scripted at human pace, with the sensor artefacts of a real
-/// sweep): each time the host reads back from the board's log what was
-/// played meanwhile, and every game comes out as reading the script itself
-/// gives it.
-#[test]
-fn issue_10_dgt_outages_of_1_to_10_plies_are_read_back_from_the_board_log() {
-    let Some(games) = games() else { return };
-    let protocol = Protocol::Dgt;
-    let events = script(&games, protocol, 13);
-    let direct = run_engine(&events);
-    let clocks = clock_times(&events);
-    // Pulled just after a clock report or halfway to the next one (a
-    // piece may be in the hand), put back the same way some plies later.
+/// Cable outages of 1 to 10 plies, one every 17 plies or so, pulled just
+/// after a clock report or halfway to the next one (a piece may be in the
+/// hand), put back the same way.
+fn outage_windows(events: &[TimedEvent]) -> Vec<(u64, u64)> {
+    let clocks = clock_times(events);
     let mut unplugged = Vec::new();
     let mut i = 5;
     for (n, plies) in (1..=10).cycle().enumerate() {
@@ -204,6 +195,58 @@ fn issue_10_dgt_outages_of_1_to_10_plies_are_read_back_from_the_board_log() {
         unplugged.push((at(i), at(i + plies)));
         i += plies + 17;
     }
+    unplugged
+}
+
+/// Issue 10: a DGT board powered by its cable (a USB board without a
+/// battery) is off while unplugged and logs nothing of what is played
+/// then. The link sees that in the log (the board came back in another
+/// position), says so, and what happened is read from the dump alone, as
+/// before the log was read: two moves here, which the engine's search
+/// recovers and flags for the arbiter (`moves_inferred`).
+#[test]
+fn issue_10_a_board_off_while_unplugged_is_read_from_its_dump_and_says_so() {
+    let Some(games) = corpus("kasparov-deep-blue-1997.pgn") else {
+        return;
+    };
+    let games = &games[..1];
+    let events = script(games, Protocol::Dgt, 31);
+    let clocks = clock_times(&events);
+    let dir = TempDir::new("unplug-dark");
+    let plan = PlanOptions {
+        artefacts: true,
+        seed: 5,
+        unplugged: vec![(clocks[20] + 1, clocks[22] + 1)],
+        rotated: false,
+        cable_powered: true,
+    };
+    let live = play_live(&events, Protocol::Dgt, plan, dir.path(), None);
+    assert!(
+        live.messages.iter().any(|m| matches!(
+            m,
+            BoardMessage::Note { text, .. } if text.contains("followed only in part (the board was switched off")
+        )),
+        "the link says the log has a gap"
+    );
+    let engine = run_engine(&merge(live.wire.clone(), live.off_wire));
+    let (san, alerts) = first_game(&engine);
+    assert_eq!(san, sans(&games[0]), "the record is complete");
+    assert_eq!(alerts, vec![("moves_inferred".to_owned(), 23)]);
+}
+
+/// Issue 10: a DGT board unplugged again and again for 1 to 10 plies (the
+/// cable pulled between moves or in the middle of one), in process over
+/// many games (scripted at human pace, with the sensor artefacts of a real
+/// sweep): each time the host reads back from the board's log what was
+/// played meanwhile, and every game comes out as reading the script itself
+/// gives it.
+#[test]
+fn issue_10_dgt_outages_of_1_to_10_plies_are_read_back_from_the_board_log() {
+    let Some(games) = games() else { return };
+    let protocol = Protocol::Dgt;
+    let events = script(&games, protocol, 13);
+    let direct = run_engine(&events);
+    let unplugged = outage_windows(&events);
     let outages = unplugged.len();
     // The board does not log a press hard on the heels of the one before:
     // that move's clock time is not in the log.
@@ -227,6 +270,7 @@ fn issue_10_dgt_outages_of_1_to_10_plies_are_read_back_from_the_board_log() {
         seed: 3,
         unplugged,
         rotated: false,
+        cable_powered: false,
     };
     let (wire, off_wire) = play_in_process(&events, protocol, &opts).unwrap();
     let live = run_engine(&merge(wire, off_wire));
@@ -280,6 +324,7 @@ fn issue_10_boards_turned_round_are_read_turned_back() {
                 vec![]
             },
             rotated: true,
+            cable_powered: false,
         };
         let (wire, off_wire) = play_in_process(&events, protocol, &opts).unwrap();
         let mut engine = Engine::new(EngineConfig {
@@ -326,6 +371,18 @@ fn issue_10_boards_turned_round_are_read_turned_back() {
         let expected = if configured { 0 } else { 1 };
         assert_eq!(rotated_alerts, expected, "{protocol}: board_rotated alerts");
     }
+}
+
+/// The moves (SAN) and alerts (kind, ply) of the first game read.
+fn first_game(engine: &Engine) -> (Vec<String>, Vec<(String, usize)>) {
+    let game = &reported_games(engine)[0];
+    let san = game.moves().iter().map(|m| m.san.to_string()).collect();
+    let alerts = game
+        .alerts
+        .iter()
+        .map(|a| (a.kind.as_str().to_owned(), a.ply))
+        .collect();
+    (san, alerts)
 }
 
 /// The times of the clock reports of a script: one after each press.
@@ -440,6 +497,7 @@ fn live_round_trip(protocol: Protocol, seed: u64) {
         seed: seed + 100,
         unplugged: vec![],
         rotated: false,
+        cable_powered: false,
     };
     let started = Instant::now();
     let live = play_live(
@@ -520,6 +578,7 @@ fn reader_reconnects_and_catches_up_after_the_board_was_unplugged() {
         seed: 5,
         unplugged: vec![(from, to)],
         rotated: false,
+        cable_powered: false,
     };
     let live = play_live(
         &events,
@@ -565,17 +624,12 @@ fn reader_reconnects_and_catches_up_after_the_board_was_unplugged() {
     );
     let engine = run_engine(&merge(live.wire.clone(), live.off_wire));
     let direct = run_engine(&events);
-    let game = &reported_games(&engine)[0];
-    let san: Vec<String> = game.moves().iter().map(|m| m.san.to_string()).collect();
+    let (san, alerts) = first_game(&engine);
     assert_eq!(san, sans(&games[0]), "the record is complete");
-    let alerts: Vec<(&str, usize)> = game
-        .alerts
-        .iter()
-        .map(|a| (a.kind.as_str(), a.ply))
-        .collect();
     // Read move by move from the board's log, as they were played: nothing
     // to infer, nothing irregular.
     assert_eq!(alerts, vec![]);
+    let game = &reported_games(&engine)[0];
     let got: Vec<_> = game.moves().iter().map(|m| m.clock).collect();
     let want: Vec<_> = reported_games(&direct)[0]
         .moves()
@@ -648,6 +702,7 @@ fn issue_10_a_dgt_board_unplugged_for_3_6_and_10_moves_is_followed_to_the_end() 
             seed: 7,
             unplugged: vec![(from, to)],
             rotated: false,
+            cable_powered: false,
         };
         let live = play_live(&events, protocol, plan, dir.path(), None);
         let engine = run_engine(&merge(live.wire.clone(), live.off_wire));
