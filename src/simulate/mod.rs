@@ -589,8 +589,9 @@ impl Simulator {
 
     /// Whether a scan showing the result of `m` then `n` can be read back
     /// without guessing: every square either move involves reads differently
-    /// before and after, exactly one pair of legal moves gives that scan, no
-    /// single move does, and it is not a position the game already had.
+    /// before and after, exactly one pair of legal moves gives that scan
+    /// (whatever squares the others use), no single move does, and it is not
+    /// a position the game already had.
     fn two_ply_decidable(&self, history: &[Chess], pos: &Chess, m: Move, n: Move) -> bool {
         if m.is_promotion() || n.is_promotion() {
             return false;
@@ -627,17 +628,13 @@ impl Simulator {
         if singles(pos) || history.last().is_some_and(singles) {
             return false;
         }
+        // Other pairs count even if a square they vacate and refill never
+        // reads differently: the scan cannot show that it did not happen.
         let mut pairs = 0;
         for a in pos.legal_moves() {
-            if !visible(pos, a) {
-                continue;
-            }
             let mut q = pos.clone();
             q.play_unchecked(a);
             for b in q.legal_moves() {
-                if !visible(&q, b) {
-                    continue;
-                }
                 let mut r = q.clone();
                 r.play_unchecked(b);
                 if reads(&r) {
