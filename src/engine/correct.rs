@@ -137,6 +137,7 @@ impl Engine {
     /// the board is read afresh against the new record.
     fn after_correction(&mut self, at: Millis) {
         self.hypotheses.clear();
+        self.behind = false;
         self.clock.pending_press = Default::default();
         self.touches.clear_all();
         self.phase = Phase::Playing;

@@ -18,7 +18,7 @@ use crate::{
 /// scans. Longer ones are listed for the arbiter instead: a snapshot may
 /// catch a hand in motion, and the shortest sequence that explains it is
 /// then often a detour nobody played.
-const SNAPSHOT_PLIES: usize = 2;
+pub(super) const SNAPSHOT_PLIES: usize = 2;
 
 /// The hypotheses the engine keeps while the board is out of step.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -82,6 +82,7 @@ impl Engine {
             Resync::Unique(line) if !self.dumped && line.len() > SNAPSHOT_PLIES => {
                 self.ambiguous(vec![line], false);
             }
+            Resync::Unique(line) if self.contradicts_candidates(&line) => {}
             Resync::Unique(line) => {
                 self.hypotheses.clear();
                 self.record(&line, made_at, basis);
@@ -101,10 +102,38 @@ impl Engine {
         false
     }
 
-    fn ambiguous(&mut self, lines: Vec<Vec<Move>>, more: bool) {
+    /// While candidates are listed, moves read from a later state that
+    /// do not begin like all of them are one more candidate, not a
+    /// certainty: the
+    /// later state may be one of the listed lines gone on (a snapshot that
+    /// skipped a king's or a rook's detour reads shorter than it was). The
+    /// arbiter is told; returns whether `moves` were held back. So are
+    /// several moves read while the record may lag (`behind`).
+    pub(super) fn contradicts_candidates(&mut self, moves: &[Move]) -> bool {
+        let listed =
+            self.hypotheses.state == SyncState::Ambiguous && !self.hypotheses.lines.is_empty();
+        if !(listed || self.behind && moves.len() > 1) {
+            return false;
+        }
+        let agrees = |line: &Vec<Move>| line.iter().zip(moves).all(|(a, b)| a == b);
+        if listed && self.hypotheses.lines.iter().all(agrees) {
+            return false;
+        }
+        let mut lines = if listed {
+            self.hypotheses.lines.clone()
+        } else {
+            Vec::new()
+        };
+        lines.push(moves.to_vec());
+        self.ambiguous(lines, false);
+        true
+    }
+
+    pub(super) fn ambiguous(&mut self, lines: Vec<Vec<Move>>, more: bool) {
         if self.hypotheses.state == SyncState::Ambiguous && self.hypotheses.lines == lines {
             return;
         }
+        self.behind = true;
         self.hypotheses = Hypotheses {
             state: SyncState::Ambiguous,
             lines,

@@ -31,6 +31,7 @@ mod phase;
 mod progress;
 mod read;
 mod record;
+mod scanned;
 mod settle;
 mod touch;
 
@@ -44,7 +45,7 @@ pub use orientation::Orientation;
 pub use output::{EngineError, GameEvent};
 pub use phase::{Phase, Unexplained};
 pub use progress::in_progress;
-pub use read::{Reading, read};
+pub use read::{Reading, Scanned, read};
 pub use settle::Settle;
 pub use touch::Touches;
 
@@ -86,6 +87,11 @@ pub struct Engine {
     scanned: bool,
     /// Candidate continuations while the board is out of step.
     hypotheses: Hypotheses,
+    /// Candidates were listed since the board last showed the record's
+    /// position (or a single move from it): the record may lag the board
+    /// by more plies than any later state shows, so no sequence of several
+    /// moves read from it is certain.
+    behind: bool,
     /// The last full scan was a dump after square-by-square reports.
     dumped: bool,
     /// Per square, when a piece was last lifted from it and what the board
@@ -120,6 +126,7 @@ impl Engine {
             deferred: false,
             scanned: false,
             hypotheses: Hypotheses::default(),
+            behind: false,
             dumped: false,
             lifted: [None; 64],
         }
@@ -385,11 +392,23 @@ impl Engine {
             &self.phase,
             self.clock.pending_press,
             self.config.arbiter,
+            match (self.scanned, self.dumped) {
+                (false, _) => Scanned::No,
+                (true, false) => Scanned::Snapshot,
+                (true, true) => Scanned::Dump,
+            },
         );
-        let waiting = reading == Reading::Wait;
+        let waiting = matches!(
+            reading,
+            Reading::Wait | Reading::Hand | Reading::Ambiguous(_)
+        );
+        // A scan a hand may explain, or that several sequences of moves do,
+        // is read again at the next scan, not taken for displaced pieces.
+        let undecided = matches!(reading, Reading::Hand | Reading::Ambiguous(_));
         self.apply(reading, made_at, basis);
         let game = self.game();
-        let mut in_hand = waiting && !game.is_over() && in_progress(game.position(), &self.sensed);
+        let mut in_hand =
+            waiting && !game.is_over() && (undecided || in_progress(game.position(), &self.sensed));
         if waiting && !in_hand && self.scanned && !game.is_over() && !self.phase.is_restoring() {
             // A scan missed the state between a move and the next hand.
             if let Some(m) = progress::move_then_in_progress(game.position(), &self.sensed) {
@@ -409,6 +428,9 @@ impl Engine {
             }
         } else if !in_hand {
             self.hypotheses.clear();
+        }
+        if self.sensed.shows_position(self.game().position()) {
+            self.behind = false;
         }
         let game = self.game();
         let explained = self.games.len() != games
@@ -438,8 +460,25 @@ impl Engine {
 
     fn apply(&mut self, reading: Reading, made_at: Millis, basis: u64) {
         match reading {
-            Reading::Wait => {}
-            Reading::Moves(moves) => self.record(&moves, made_at, basis),
+            Reading::Wait | Reading::Hand => {}
+            Reading::Ambiguous(lines) => self.ambiguous(lines, false),
+            Reading::Moves(moves) => {
+                if !self.contradicts_candidates(&moves) {
+                    // Only the first of the moves a scan shows may be
+                    // certain: the rest are read later from the same scan,
+                    // whose changes must then count as after the record.
+                    let mut after = self.game().position().clone();
+                    for &m in &moves {
+                        after.play_unchecked(m);
+                    }
+                    let basis = if self.scanned && !self.sensed.shows_position(&after) {
+                        basis.saturating_sub(1)
+                    } else {
+                        basis
+                    };
+                    self.record(&moves, made_at, basis);
+                }
+            }
             Reading::Changed(m) => self.replace_last(m, made_at, basis),
             Reading::Takeback(ply) => self.take_back(ply, made_at),
             Reading::ResultSignal(outcome) => {

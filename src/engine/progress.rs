@@ -24,12 +24,13 @@ pub fn in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
         return false;
     }
     if added.is_empty() {
-        let own = (removed & mover).count();
+        let own = removed & mover;
         let theirs = removed & !mover;
         // The opponent's piece off the board is a capture begun only if the
-        // player to move can take it; otherwise it was knocked off.
-        return own <= 2
-            && (theirs.is_empty() || theirs.count() == 1 && can_be_captured(pos, theirs));
+        // player to move can take it (with the piece in his hand, if he
+        // holds one); otherwise it was knocked off.
+        return own.count() <= 2
+            && (theirs.is_empty() || theirs.count() == 1 && can_be_captured(pos, theirs, own));
     }
     castling_in_progress(pos, sensed, removed, added)
 }
@@ -82,9 +83,11 @@ pub fn move_then_in_progress(pos: &Chess, sensed: &SensedBoard) -> Option<Move> 
 }
 
 /// Whether a legal move of the player to move captures the piece on the one
-/// square of `on` (en passant included).
-fn can_be_captured(pos: &Chess, on: Bitboard) -> bool {
+/// square of `on` (en passant included), from one of the squares `lifted`
+/// when there are any.
+fn can_be_captured(pos: &Chess, on: Bitboard, lifted: Bitboard) -> bool {
     pos.legal_moves().iter().any(|m| match *m {
+        _ if lifted.any() && !m.from().is_some_and(|from| lifted.contains(from)) => false,
         Move::EnPassant { from, to } => {
             on.contains(shakmaty::Square::from_coords(to.file(), from.rank()))
         }

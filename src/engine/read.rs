@@ -10,7 +10,11 @@
 
 use shakmaty::{ByColor, Chess, Color, Move, Outcome, Position, Square};
 
-use super::phase::Phase;
+use super::{
+    hypotheses::SNAPSHOT_PLIES,
+    phase::Phase,
+    scanned::{ScanReading, confirm, read_scan},
+};
 use crate::{
     event::Millis,
     game::{Game, Termination, draw, win},
@@ -24,6 +28,12 @@ pub enum Reading {
     /// Nothing to record: the game position, a move in progress, a state
     /// several moves explain, or one nothing explains.
     Wait,
+    /// A scan that a move in progress may explain (perhaps after moves the
+    /// scans missed): nothing is certain yet.
+    Hand,
+    /// A scan that several sequences of moves explain, and no hand does:
+    /// the candidates, for the arbiter.
+    Ambiguous(Vec<Vec<Move>>),
     /// Moves made from the game position: one (Art. 4.7), or two or three
     /// in a row whose positions the board never showed.
     Moves(Vec<Move>),
@@ -53,15 +63,28 @@ pub enum Reading {
     Repromoted(Move),
 }
 
+/// Whether a full scan changed the sensors last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scanned {
+    /// No: square-by-square reports, every change seen.
+    No,
+    /// One of a scanning board's snapshots.
+    Snapshot,
+    /// A dump after square-by-square reports (a reconnection).
+    Dump,
+}
+
 /// Reads the settled board state. `pending_press`: a player pressed his
 /// clock before the board showed his move; `arbiter`: irregularities are
-/// watched for.
+/// watched for; `scanned`: whether a full scan changed the sensors last, so
+/// states may have been skipped.
 pub fn read(
     game: &Game,
     sensed: &SensedBoard,
     phase: &Phase,
     pending_press: ByColor<bool>,
     arbiter: bool,
+    scanned: Scanned,
 ) -> Reading {
     if game.is_over() {
         return read_after_game(game, sensed);
@@ -75,10 +98,88 @@ pub fn read(
     if sensed.shows_position(game.position()) {
         return Reading::Wait;
     }
-    read_moves(game, sensed)
+    // On occupancy alone nearly every scan has some other explanation
+    // with a square changed unseen: there the squares' histories decide.
+    let identified = sensed
+        .occupied()
+        .into_iter()
+        .all(|sq| sensed.piece_at(sq).is_some());
+    let moves = if scanned != Scanned::No && identified {
+        read_scan_moves(game, sensed, pending_press, scanned)
+    } else {
+        read_moves(game, sensed)
+    };
+    moves
         .or_else(|| result_signal(sensed).map(Reading::ResultSignal))
         .or_else(|| clock_without_move(game, sensed, pending_press, arbiter))
         .unwrap_or(Reading::Wait)
+}
+
+/// A scanned state. The squares' histories may have missed a square
+/// vacated and refilled between two scans: moves read from them stand only
+/// as far as every other sequence of as many moves, or fewer, that explains
+/// the scan once any square may have changed unseen, or leaves a move in
+/// progress, agrees with them (see [`confirm`]); what they cannot explain is
+/// read from the scan alone ([`read_scan`]).
+fn read_scan_moves(
+    game: &Game,
+    sensed: &SensedBoard,
+    pending_press: ByColor<bool>,
+    scanned: Scanned,
+) -> Option<Reading> {
+    let reading = read_scanned_state(game, sensed, pending_press, scanned);
+    match reading {
+        // As with the resynchronisation search, a snapshot is trusted for
+        // two moves at most: longer lines are listed for the arbiter (a
+        // king's or a bishop's detour between two scans reads shorter).
+        Some(Reading::Moves(moves))
+            if scanned == Scanned::Snapshot && moves.len() > SNAPSHOT_PLIES =>
+        {
+            Some(Reading::Ambiguous(vec![moves]))
+        }
+        other => other,
+    }
+}
+
+/// [`read_scan_moves`] before the length limit.
+fn read_scanned_state(
+    game: &Game,
+    sensed: &SensedBoard,
+    pending_press: ByColor<bool>,
+    scanned: Scanned,
+) -> Option<Reading> {
+    let pos = game.position();
+    match read_moves(game, sensed) {
+        Some(Reading::Moves(moves)) => {
+            return Some(
+                match confirm(
+                    pos,
+                    sensed,
+                    moves,
+                    pending_press[pos.turn()],
+                    scanned == Scanned::Snapshot,
+                ) {
+                    ScanReading::Moves(moves) => Reading::Moves(moves),
+                    ScanReading::Hand => Reading::Hand,
+                    ScanReading::Ambiguous(lines) => Reading::Ambiguous(lines),
+                    ScanReading::None => Reading::Wait,
+                },
+            );
+        }
+        None => {}
+        other => return other,
+    }
+    if scanned == Scanned::Dump {
+        // After a reconnection the gap may be long: the resynchronisation
+        // search reads it, deeper than this.
+        return None;
+    }
+    match read_scan(pos, sensed, pending_press[pos.turn()], true) {
+        ScanReading::Moves(moves) => Some(Reading::Moves(moves)),
+        ScanReading::Hand => Some(Reading::Hand),
+        ScanReading::Ambiguous(lines) => Some(Reading::Ambiguous(lines)),
+        ScanReading::None => None,
+    }
 }
 
 /// Moves made, changed or taken back; `Some(Wait)` when several moves

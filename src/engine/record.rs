@@ -142,6 +142,7 @@ impl Engine {
             game.set_tag(&name, &value);
         }
         self.games.push(game);
+        self.behind = false;
         self.clock.pending_press = ByColor::default();
         self.touches.clear_all();
         self.events.push(GameEvent::GameStarted {

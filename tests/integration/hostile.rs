@@ -39,7 +39,7 @@ const EXPECTED: &[(&str, bool, bool, usize, usize, usize, usize)] = &[
     ("scan-250", true, false, 22, 0, 0, 0),
     ("scan-250", false, true, 22, 0, 0, 0),
     ("scan-250", false, false, 22, 0, 0, 0),
-    ("scan-1000", true, true, 21, 0, 13, 1),
+    ("scan-1000", true, true, 22, 0, 0, 0),
     ("scan-1000", true, false, 22, 0, 0, 0),
     ("scan-1000", false, true, 3, 0, 770, 19),
     ("scan-1000", false, false, 6, 1, 604, 18),
@@ -59,10 +59,10 @@ const EXPECTED: &[(&str, bool, bool, usize, usize, usize, usize)] = &[
     ("rotated", true, false, 22, 0, 0, 0),
     ("rotated", false, true, 22, 0, 0, 0),
     ("rotated", false, false, 22, 0, 0, 0),
-    ("hostile", true, true, 16, 0, 128, 5),
-    ("hostile", true, false, 18, 0, 108, 4),
-    ("hostile", false, true, 6, 1, 426, 16),
-    ("hostile", false, false, 8, 0, 582, 14),
+    ("hostile", true, true, 14, 0, 184, 7),
+    ("hostile", true, false, 15, 0, 209, 7),
+    ("hostile", false, true, 7, 1, 379, 15),
+    ("hostile", false, false, 8, 0, 581, 14),
 ];
 
 /// Every 20th game, or all of them with `EBOARD_CORPUS_FULL=1`.

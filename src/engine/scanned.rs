@@ -1,0 +1,374 @@
+//! Reading a board state that a full scan showed. A board that reports by
+//! scans (or a dump after a reconnection) can skip states: a square the
+//! moves vacated and refilled between two scans (a capture, a recapture on
+//! the same square) reads as never touched, and a scan may catch a hand in
+//! the middle of a move. So no square's history is trusted here: every
+//! sequence of legal moves that leads to what the scan shows counts, and so
+//! does every shorter one that leaves a move in progress (a piece in the
+//! hand, a piece being captured, castling half done). Only the moves all of
+//! them begin with are certain; the rest waits for later scans, the clock
+//! or the arbiter (a wrong move is worse than a late one).
+
+use shakmaty::{Chess, Move, Position, Role, Square};
+
+use super::progress::in_progress;
+use crate::sensed::SensedBoard;
+
+/// The longest sequence of moves one scan is explained by here; longer
+/// gaps go to the resynchronisation search.
+const MAX_PLIES: usize = 3;
+
+/// The longest sequence followed by a move in progress that is weighed
+/// against the exact explanations.
+const MAX_HAND_PLIES: usize = 2;
+
+/// What a scanned state shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum ScanReading {
+    /// These moves were certainly made (every explanation begins with them).
+    Moves(Vec<Move>),
+    /// A move in progress may explain the state: wait.
+    Hand,
+    /// Several sequences of moves explain the state and no hand does.
+    Ambiguous(Vec<Vec<Move>>),
+    /// No sequence of up to three moves explains it.
+    None,
+}
+
+/// Reads `sensed` against `pos`. `pressed`: the player to move pressed his
+/// clock since the board last showed `pos`, so his move is over and a piece
+/// of his in the air is not a move in progress. `hands_decide`: moves that
+/// only a hand after them explains may be recorded (on a board that
+/// identifies pieces; on occupancy alone a hand explains too much).
+pub(super) fn read_scan(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    pressed: bool,
+    hands_decide: bool,
+) -> ScanReading {
+    let (exact, shortest) = exact_explanations(pos, sensed, MAX_PLIES);
+    let mut hand = Vec::new();
+    // A hand after fewer moves than the shortest exact sequence competes
+    // with it; after as many, the exact sequence is the shorter story.
+    let hand_plies = shortest
+        .map_or(MAX_HAND_PLIES, |k| k - 1)
+        .min(MAX_HAND_PLIES);
+    hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
+    if exact.is_empty() && hand.is_empty() {
+        return ScanReading::None;
+    }
+    let mut prefix = common_prefix(exact.iter().chain(&hand));
+    if exact.is_empty() {
+        if !hands_decide {
+            prefix.clear();
+        } else if prefix.len() > 1 {
+            // Several moves before a hand: a piece missing from the board
+            // may be in the hand or taken in a longer line the scans hid.
+            // They stand only if no sequence one move longer before a hand
+            // reads the same.
+            let mut longer = Vec::new();
+            let plies = hand.iter().map(Vec::len).max().unwrap_or(0) + 1;
+            hand_lines(pos, sensed, plies, pressed, &mut Vec::new(), &mut longer);
+            prefix = common_prefix(longer.iter());
+        }
+    }
+    if !prefix.is_empty() {
+        return ScanReading::Moves(prefix);
+    }
+    if !hand.is_empty() {
+        return ScanReading::Hand;
+    }
+    ScanReading::Ambiguous(exact)
+}
+
+/// Checks `moves`, read from the squares' histories, against what the scan
+/// alone allows: every sequence of as many moves or fewer that explains it,
+/// and every one of fewer moves that leaves a move in progress.
+/// The moves they all begin with are certain.
+/// `hands`: whether a hand may be in the scan (not in a dump after a
+/// reconnection, read before any hand moved again).
+pub(super) fn confirm(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    moves: Vec<Move>,
+    pressed: bool,
+    hands: bool,
+) -> ScanReading {
+    let (mut exact, _) = exact_explanations(pos, sensed, moves.len());
+    if exact.is_empty() {
+        exact.push(moves);
+    }
+    let mut hand = Vec::new();
+    if hands {
+        let hand_plies = (exact[0].len() - 1).min(MAX_HAND_PLIES);
+        hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
+    }
+    let prefix = common_prefix(exact.iter().chain(&hand));
+    if !prefix.is_empty() {
+        ScanReading::Moves(prefix)
+    } else if !hand.is_empty() {
+        ScanReading::Hand
+    } else {
+        ScanReading::Ambiguous(exact)
+    }
+}
+
+/// The distinct sequences of the fewest legal moves (at most `max`) from
+/// `pos` after which the board is what the sensors show, and their length.
+pub(super) fn exact_explanations(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    max: usize,
+) -> (Vec<Vec<Move>>, Option<usize>) {
+    let before = pos.board().occupied().count();
+    let after = sensed.occupied().count();
+    if after > before {
+        return (Vec::new(), None);
+    }
+    for plies in 1..=max {
+        // Each move takes off at most one piece.
+        if before - after > plies {
+            continue;
+        }
+        let mut found = Vec::new();
+        exact_lines(
+            pos,
+            sensed,
+            plies,
+            &mut Vec::with_capacity(plies),
+            &mut found,
+        );
+        if !found.is_empty() {
+            return (distinct(found), Some(plies));
+        }
+    }
+    (Vec::new(), None)
+}
+
+/// Appends to `found` every sequence of exactly `plies` legal moves from
+/// `pos` after which the board is what the sensors show.
+fn exact_lines(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    plies: usize,
+    path: &mut Vec<Move>,
+    found: &mut Vec<Vec<Move>>,
+) {
+    let last = plies == 1;
+    for m in pos.legal_moves() {
+        // The last move leaves its square empty and its destination full.
+        if last
+            && (sensed.occupied().contains(from_square(&m)) || !sensed.occupied().contains(m.to()))
+        {
+            continue;
+        }
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        path.push(m);
+        if last {
+            if sensed.shows(after.board()) {
+                found.push(path.clone());
+            }
+        } else {
+            exact_lines(&after, sensed, plies - 1, path, found);
+        }
+        path.pop();
+    }
+}
+
+/// Appends to `found` every sequence of at most `plies` legal moves from
+/// `pos` after which the sensors show a move in progress; the empty
+/// sequence unless the player to move has `pressed` his clock.
+fn hand_lines(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    plies: usize,
+    pressed: bool,
+    path: &mut Vec<Move>,
+    found: &mut Vec<Vec<Move>>,
+) {
+    if !(path.is_empty() && pressed) && in_progress(pos, sensed) {
+        found.push(path.clone());
+    }
+    if plies == 0 {
+        return;
+    }
+    for m in pos.legal_moves() {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        path.push(m);
+        hand_lines(&after, sensed, plies - 1, false, path, found);
+        path.pop();
+    }
+}
+
+fn from_square(m: &Move) -> Square {
+    m.from().expect("chess moves have an origin")
+}
+
+/// One sequence per way of moving the pieces: sequences that differ only in
+/// a promotion piece the sensors could not tell apart are one, read as the
+/// queen (the first found is kept otherwise).
+fn distinct(lines: Vec<Vec<Move>>) -> Vec<Vec<Move>> {
+    let key = |line: &[Move]| -> Vec<(Square, Square, bool)> {
+        line.iter()
+            .map(|m| (from_square(m), m.to(), m.is_castle()))
+            .collect()
+    };
+    let mut out: Vec<Vec<Move>> = Vec::new();
+    for line in lines {
+        match out.iter_mut().find(|l| key(l) == key(&line)) {
+            Some(kept) => {
+                let queens = |l: &[Move]| {
+                    l.iter()
+                        .filter(|m| m.promotion() == Some(Role::Queen))
+                        .count()
+                };
+                if queens(&line) > queens(kept) {
+                    *kept = line;
+                }
+            }
+            None => out.push(line),
+        }
+    }
+    out
+}
+
+/// The moves every line begins with.
+fn common_prefix<'a>(mut lines: impl Iterator<Item = &'a Vec<Move>>) -> Vec<Move> {
+    let Some(first) = lines.next() else {
+        return Vec::new();
+    };
+    let mut len = first.len();
+    for line in lines {
+        len = first
+            .iter()
+            .zip(line)
+            .take(len)
+            .take_while(|(a, b)| a == b)
+            .count();
+    }
+    first[..len].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{CastlingMode, fen::Fen, uci::UciMove};
+
+    use super::*;
+    use crate::event::Scan;
+
+    fn position(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
+    fn play(pos: &Chess, ucis: &[&str]) -> (Chess, Vec<Move>) {
+        let mut pos = pos.clone();
+        let mut moves = Vec::new();
+        for uci in ucis {
+            let m = uci.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        (pos, moves)
+    }
+
+    /// The sensors after one scan of `board`, from a board that showed
+    /// `pos` before.
+    fn scanned(pos: &Chess, board: &shakmaty::Board, identity: bool) -> SensedBoard {
+        let mut sensed = SensedBoard::showing(pos.board());
+        sensed.apply_scan(&Scan::from_board(board, identity), 1);
+        sensed
+    }
+
+    /// The game after 11...O-O-O (White to play 12. Qxa7).
+    fn before_qxa7() -> Chess {
+        let sans = "e4 e5 Nf3 Nf6 Nc3 Nc6 d4 exd4 Nxd4 Bc5 Nxc6 dxc6 Bd3 Bg4 f3 Be6 Qe2 Qd7 Be3 Bxe3 Qxe3 O-O-O";
+        let mut pos = Chess::default();
+        for san in sans.split(' ') {
+            let m = san
+                .parse::<shakmaty::san::San>()
+                .unwrap()
+                .to_move(&pos)
+                .unwrap();
+            pos.play_unchecked(m);
+        }
+        pos
+    }
+
+    #[test]
+    fn a_capture_on_a_square_never_seen_empty_is_an_explanation() {
+        let pos = before_qxa7();
+        let (after, moves) = play(&pos, &["e3a7"]);
+        // The only move that empties e3 and nothing else is the queen's only
+        // capture: a7 was emptied and refilled between the scans.
+        let sensed = scanned(&pos, after.board(), false);
+        let mut found = Vec::new();
+        exact_lines(&pos, &sensed, 1, &mut Vec::new(), &mut found);
+        assert_eq!(found, vec![moves.clone()]);
+        // But the queen may be in the hand, unless he pressed his clock.
+        assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
+        assert_eq!(
+            read_scan(&pos, &sensed, true, true),
+            ScanReading::Moves(moves)
+        );
+    }
+
+    #[test]
+    fn two_moves_that_another_pair_explains_as_well_are_not_recorded() {
+        let pos = before_qxa7();
+        // Qxa7 Qd4 and Qd4 Qxd4 leave the same squares occupied.
+        let (after, _) = play(&pos, &["e3a7", "d7d4"]);
+        let sensed = scanned(&pos, after.board(), false);
+        let reading = read_scan(&pos, &sensed, true, true);
+        assert!(
+            !matches!(reading, ScanReading::Moves(_)),
+            "nothing is certain: {reading:?}"
+        );
+        // A board that identifies pieces tells them apart.
+        let sensed = scanned(&pos, after.board(), true);
+        let (_, moves) = play(&pos, &["e3a7", "d7d4"]);
+        assert_eq!(
+            read_scan(&pos, &sensed, true, true),
+            ScanReading::Moves(moves)
+        );
+    }
+
+    #[test]
+    fn capture_and_recapture_on_one_square_of_an_identity_board() {
+        // 1. e4 d5 2. exd5 Qxd5: d5 shows a black piece before and after.
+        let pos = position("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
+        let (after, moves) = play(&pos, &["e4d5", "d8d5"]);
+        let sensed = scanned(&pos, after.board(), true);
+        assert_eq!(
+            read_scan(&pos, &sensed, false, true),
+            ScanReading::Moves(moves)
+        );
+    }
+
+    #[test]
+    fn a_piece_held_is_not_read_as_a_move() {
+        let pos = Chess::default();
+        let mut board = pos.board().clone();
+        board.discard_piece_at(Square::G1);
+        let sensed = scanned(&pos, &board, false);
+        assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
+    }
+
+    #[test]
+    fn a_move_and_the_next_players_hand() {
+        // 1. e4 and Black's knight in the hand: the only shorter story.
+        let pos = Chess::default();
+        let (after, moves) = play(&pos, &["e2e4"]);
+        let mut board = after.board().clone();
+        board.discard_piece_at(Square::G8);
+        let sensed = scanned(&pos, &board, true);
+        assert_eq!(
+            read_scan(&pos, &sensed, false, true),
+            ScanReading::Moves(moves)
+        );
+    }
+}
