@@ -160,10 +160,38 @@ pub fn lines_san(pos: &Chess, lines: &[Vec<Move>]) -> Vec<String> {
         .iter()
         .map(|line| {
             let mut p = pos.clone();
+            // A line that stops being legal (it was computed for another
+            // position) is cut there rather than played.
             line.iter()
-                .map(|&m| SanPlus::from_move_and_play_unchecked(&mut p, m).to_string())
+                .map_while(|&m| {
+                    p.is_legal(m)
+                        .then(|| SanPlus::from_move_and_play_unchecked(&mut p, m).to_string())
+                })
                 .collect::<Vec<_>>()
                 .join(" ")
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::uci::UciMove;
+
+    use super::*;
+
+    #[test]
+    fn a_line_from_another_position_is_cut_not_played() {
+        // 1. e4 from the start, then a "line" whose second move belongs to
+        // some other position (a queen taking a king on e8).
+        let pos = Chess::default();
+        let e4 = "e2e4".parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+        let stray = Move::Normal {
+            role: shakmaty::Role::Queen,
+            from: shakmaty::Square::D1,
+            capture: Some(shakmaty::Role::King),
+            to: shakmaty::Square::E8,
+            promotion: None,
+        };
+        assert_eq!(lines_san(&pos, &[vec![e4, stray]]), vec!["e4".to_owned()]);
+    }
 }

@@ -49,6 +49,8 @@ impl Engine {
     /// `basis`, and tells the listeners; returns its half-move number.
     pub(super) fn push_made(&mut self, m: Move, at: Millis, basis: u64) -> usize {
         let game = self.game_index();
+        // Candidates are continuations of the position before this move.
+        self.hypotheses.clear();
         self.game_mut().push_move(m, at, basis);
         let ply = self.game().ply();
         let san = self.game().moves()[ply - 1].san.to_string();
