@@ -409,8 +409,16 @@ impl Engine {
         let game = self.game();
         let mut in_hand =
             waiting && !game.is_over() && (undecided || in_progress(game.position(), &self.sensed));
-        if waiting && !in_hand && self.scanned && !game.is_over() && !self.phase.is_restoring() {
-            // A scan missed the state between a move and the next hand.
+        let own_hand = in_hand && !in_progress(game.position(), &self.sensed);
+        if waiting
+            && (!in_hand || own_hand)
+            && self.scanned
+            && !game.is_over()
+            && !self.phase.is_restoring()
+        {
+            // A scan missed the state between a move and the next hand
+            // (the scan reading waited: a hand after some move, not the
+            // mover's own hand, may explain it).
             if let Some(m) = progress::move_then_in_progress(game.position(), &self.sensed) {
                 self.record(&[m], made_at, basis);
                 in_hand = true;

@@ -174,7 +174,7 @@ fn read_scanned_state(
         // search reads it, deeper than this.
         return None;
     }
-    match read_scan(pos, sensed, pending_press[pos.turn()], true) {
+    match read_scan(pos, sensed, pending_press[pos.turn()], false) {
         ScanReading::Moves(moves) => Some(Reading::Moves(moves)),
         ScanReading::Hand => Some(Reading::Hand),
         ScanReading::Ambiguous(lines) => Some(Reading::Ambiguous(lines)),
