@@ -223,25 +223,32 @@ fn search(
 /// Keeps one sequence per way of moving the pieces; sequences that differ only
 /// in promotion pieces the sensors could not tell apart become the queen one.
 fn pick(found: Vec<Vec<Move>>) -> Explanation {
-    let key = |seq: &[Move]| -> Vec<(Option<Square>, Square, bool)> {
-        seq.iter()
+    let mut found = distinct(found);
+    match found.len() {
+        0 => Explanation::None,
+        1 => Explanation::Unique(found.remove(0)),
+        _ => Explanation::Ambiguous,
+    }
+}
+
+/// One sequence per way of moving the pieces, in the order found: sequences
+/// that differ only in a promotion piece the sensors could not tell apart
+/// are one, read as the queen.
+pub(crate) fn distinct(lines: Vec<Vec<Move>>) -> Vec<Vec<Move>> {
+    let key = |line: &[Move]| -> Vec<(Option<Square>, Square, bool)> {
+        line.iter()
             .map(|m| (m.from(), m.to(), m.is_castle()))
             .collect()
     };
-    let mut iter = found.into_iter();
-    let Some(mut best) = iter.next() else {
-        return Explanation::None;
-    };
-    let best_key = key(&best);
-    for seq in iter {
-        if key(&seq) != best_key {
-            return Explanation::Ambiguous;
-        }
-        if queens(&seq) > queens(&best) {
-            best = seq;
+    let mut out: Vec<Vec<Move>> = Vec::new();
+    for line in lines {
+        match out.iter_mut().find(|l| key(l) == key(&line)) {
+            Some(kept) if queens(&line) > queens(kept) => *kept = line,
+            Some(_) => {}
+            None => out.push(line),
         }
     }
-    Explanation::Unique(best)
+    out
 }
 
 fn queens(seq: &[Move]) -> usize {

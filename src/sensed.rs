@@ -144,6 +144,14 @@ impl SensedBoard {
             .all(|sq| board.piece_at(sq) == self.pieces[sq.to_usize()])
     }
 
+    /// Whether the board named the piece on every occupied square (a board
+    /// that identifies pieces).
+    pub fn identifies_all(&self) -> bool {
+        self.occupied
+            .into_iter()
+            .all(|sq| self.pieces[sq.to_usize()].is_some())
+    }
+
     /// Whether the sensors show `pos`'s board.
     pub fn shows_position<P: Position>(&self, pos: &P) -> bool {
         self.shows(pos.board())

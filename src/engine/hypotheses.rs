@@ -67,11 +67,7 @@ impl Engine {
         let game = self.game();
         let pos = game.position().clone();
         let target = Target::sensed(&self.sensed);
-        let identified = target
-            .occupied()
-            .into_iter()
-            .all(|sq| self.sensed.piece_at(sq).is_some());
-        if !identified {
+        if !self.sensed.identifies_all() {
             // On occupancy, a piece slid to a wrong square or held in the
             // hand is too often explained by moves nobody made: not read
             // until those cases are told apart.

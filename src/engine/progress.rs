@@ -42,11 +42,7 @@ pub fn in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
 pub fn move_then_in_progress(pos: &Chess, sensed: &SensedBoard) -> Option<Move> {
     // On a board that does not identify pieces, a square filled says too
     // little of which piece went there.
-    if sensed
-        .occupied()
-        .into_iter()
-        .any(|sq| sensed.piece_at(sq).is_none())
-    {
+    if !sensed.identifies_all() {
         return None;
     }
     let mut found = None;

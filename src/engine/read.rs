@@ -100,11 +100,7 @@ pub fn read(
     }
     // On occupancy alone nearly every scan has some other explanation
     // with a square changed unseen: there the squares' histories decide.
-    let identified = sensed
-        .occupied()
-        .into_iter()
-        .all(|sq| sensed.piece_at(sq).is_some());
-    let moves = if scanned != Scanned::No && identified {
+    let moves = if scanned != Scanned::No && sensed.identifies_all() {
         read_scan_moves(game, sensed, pending_press, scanned)
     } else {
         read_moves(game, sensed)
@@ -151,20 +147,14 @@ fn read_scanned_state(
     let pos = game.position();
     match read_moves(game, sensed) {
         Some(Reading::Moves(moves)) => {
-            return Some(
-                match confirm(
-                    pos,
-                    sensed,
-                    moves,
-                    pending_press[pos.turn()],
-                    scanned == Scanned::Snapshot,
-                ) {
-                    ScanReading::Moves(moves) => Reading::Moves(moves),
-                    ScanReading::Hand => Reading::Hand,
-                    ScanReading::Ambiguous(lines) => Reading::Ambiguous(lines),
-                    ScanReading::None => Reading::Wait,
-                },
+            let confirmed = confirm(
+                pos,
+                sensed,
+                moves,
+                pending_press[pos.turn()],
+                scanned == Scanned::Snapshot,
             );
+            return from_scan(confirmed);
         }
         None => {}
         other => return other,
@@ -174,7 +164,12 @@ fn read_scanned_state(
         // search reads it, deeper than this.
         return None;
     }
-    match read_scan(pos, sensed, pending_press[pos.turn()], false) {
+    from_scan(read_scan(pos, sensed, pending_press[pos.turn()]))
+}
+
+/// The reading a scan reading is; `None` when nothing explains the scan.
+fn from_scan(reading: ScanReading) -> Option<Reading> {
+    match reading {
         ScanReading::Moves(moves) => Some(Reading::Moves(moves)),
         ScanReading::Hand => Some(Reading::Hand),
         ScanReading::Ambiguous(lines) => Some(Reading::Ambiguous(lines)),

@@ -9,10 +9,10 @@
 //! them begin with are certain; the rest waits for later scans, the clock
 //! or the arbiter (a wrong move is worse than a late one).
 
-use shakmaty::{Chess, Move, Position, Role, Square};
+use shakmaty::{Chess, Move, Position, Square};
 
 use super::progress::in_progress;
-use crate::sensed::SensedBoard;
+use crate::{matcher::distinct, sensed::SensedBoard};
 
 /// The longest sequence of moves one scan is explained by here; longer
 /// gaps go to the resynchronisation search.
@@ -37,15 +37,10 @@ pub(super) enum ScanReading {
 
 /// Reads `sensed` against `pos`. `pressed`: the player to move pressed his
 /// clock since the board last showed `pos`, so his move is over and a piece
-/// of his in the air is not a move in progress. `hands_decide`: moves that
-/// only a hand after them explains may be recorded (on a board that
-/// identifies pieces; on occupancy alone a hand explains too much).
-pub(super) fn read_scan(
-    pos: &Chess,
-    sensed: &SensedBoard,
-    pressed: bool,
-    hands_decide: bool,
-) -> ScanReading {
+/// of his in the air is not a move in progress. Moves that only a hand
+/// after them explains are not recorded: a piece missing from a scan may be
+/// in the hand after a short line or taken in a longer one the scans hid.
+pub(super) fn read_scan(pos: &Chess, sensed: &SensedBoard, pressed: bool) -> ScanReading {
     let (exact, shortest) = exact_explanations(pos, sensed, MAX_PLIES);
     let mut hand = Vec::new();
     // A hand after fewer moves than the shortest exact sequence competes
@@ -57,21 +52,11 @@ pub(super) fn read_scan(
     if exact.is_empty() && hand.is_empty() {
         return ScanReading::None;
     }
-    let mut prefix = common_prefix(exact.iter().chain(&hand));
-    if exact.is_empty() {
-        if !hands_decide {
-            prefix.clear();
-        } else if prefix.len() > 1 {
-            // Several moves before a hand: a piece missing from the board
-            // may be in the hand or taken in a longer line the scans hid.
-            // They stand only if no sequence one move longer before a hand
-            // reads the same.
-            let mut longer = Vec::new();
-            let plies = hand.iter().map(Vec::len).max().unwrap_or(0) + 1;
-            hand_lines(pos, sensed, plies, pressed, &mut Vec::new(), &mut longer);
-            prefix = common_prefix(longer.iter());
-        }
-    }
+    let prefix = if exact.is_empty() {
+        Vec::new()
+    } else {
+        common_prefix(exact.iter().chain(&hand))
+    };
     if !prefix.is_empty() {
         return ScanReading::Moves(prefix);
     }
@@ -206,34 +191,6 @@ fn from_square(m: &Move) -> Square {
     m.from().expect("chess moves have an origin")
 }
 
-/// One sequence per way of moving the pieces: sequences that differ only in
-/// a promotion piece the sensors could not tell apart are one, read as the
-/// queen (the first found is kept otherwise).
-fn distinct(lines: Vec<Vec<Move>>) -> Vec<Vec<Move>> {
-    let key = |line: &[Move]| -> Vec<(Square, Square, bool)> {
-        line.iter()
-            .map(|m| (from_square(m), m.to(), m.is_castle()))
-            .collect()
-    };
-    let mut out: Vec<Vec<Move>> = Vec::new();
-    for line in lines {
-        match out.iter_mut().find(|l| key(l) == key(&line)) {
-            Some(kept) => {
-                let queens = |l: &[Move]| {
-                    l.iter()
-                        .filter(|m| m.promotion() == Some(Role::Queen))
-                        .count()
-                };
-                if queens(&line) > queens(kept) {
-                    *kept = line;
-                }
-            }
-            None => out.push(line),
-        }
-    }
-    out
-}
-
 /// The moves every line begins with.
 fn common_prefix<'a>(mut lines: impl Iterator<Item = &'a Vec<Move>>) -> Vec<Move> {
     let Some(first) = lines.next() else {
@@ -253,17 +210,10 @@ fn common_prefix<'a>(mut lines: impl Iterator<Item = &'a Vec<Move>>) -> Vec<Move
 
 #[cfg(test)]
 mod tests {
-    use shakmaty::{CastlingMode, fen::Fen, uci::UciMove};
+    use shakmaty::uci::UciMove;
 
     use super::*;
-    use crate::event::Scan;
-
-    fn position(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
-    }
+    use crate::{event::Scan, test_support::position};
 
     fn play(pos: &Chess, ucis: &[&str]) -> (Chess, Vec<Move>) {
         let mut pos = pos.clone();
@@ -310,11 +260,8 @@ mod tests {
         exact_lines(&pos, &sensed, 1, &mut Vec::new(), &mut found);
         assert_eq!(found, vec![moves.clone()]);
         // But the queen may be in the hand, unless he pressed his clock.
-        assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
-        assert_eq!(
-            read_scan(&pos, &sensed, true, true),
-            ScanReading::Moves(moves)
-        );
+        assert_eq!(read_scan(&pos, &sensed, false), ScanReading::Hand);
+        assert_eq!(read_scan(&pos, &sensed, true), ScanReading::Moves(moves));
     }
 
     #[test]
@@ -323,7 +270,7 @@ mod tests {
         // Qxa7 Qd4 and Qd4 Qxd4 leave the same squares occupied.
         let (after, _) = play(&pos, &["e3a7", "d7d4"]);
         let sensed = scanned(&pos, after.board(), false);
-        let reading = read_scan(&pos, &sensed, true, true);
+        let reading = read_scan(&pos, &sensed, true);
         assert!(
             !matches!(reading, ScanReading::Moves(_)),
             "nothing is certain: {reading:?}"
@@ -331,10 +278,7 @@ mod tests {
         // A board that identifies pieces tells them apart.
         let sensed = scanned(&pos, after.board(), true);
         let (_, moves) = play(&pos, &["e3a7", "d7d4"]);
-        assert_eq!(
-            read_scan(&pos, &sensed, true, true),
-            ScanReading::Moves(moves)
-        );
+        assert_eq!(read_scan(&pos, &sensed, true), ScanReading::Moves(moves));
     }
 
     #[test]
@@ -343,10 +287,7 @@ mod tests {
         let pos = position("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
         let (after, moves) = play(&pos, &["e4d5", "d8d5"]);
         let sensed = scanned(&pos, after.board(), true);
-        assert_eq!(
-            read_scan(&pos, &sensed, false, true),
-            ScanReading::Moves(moves)
-        );
+        assert_eq!(read_scan(&pos, &sensed, false), ScanReading::Moves(moves));
     }
 
     #[test]
@@ -355,20 +296,20 @@ mod tests {
         let mut board = pos.board().clone();
         board.discard_piece_at(Square::G1);
         let sensed = scanned(&pos, &board, false);
-        assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
+        assert_eq!(read_scan(&pos, &sensed, false), ScanReading::Hand);
     }
 
     #[test]
-    fn a_move_and_the_next_players_hand() {
-        // 1. e4 and Black's knight in the hand: the only shorter story.
+    fn a_move_and_the_next_players_hand_waits() {
+        // 1. e4 and Black's knight in the hand. No exact line gives the
+        // scan, so nothing is recorded from it here; the engine's
+        // move_then_in_progress reads this case when the move's piece is
+        // seen on its square.
         let pos = Chess::default();
-        let (after, moves) = play(&pos, &["e2e4"]);
+        let (after, _) = play(&pos, &["e2e4"]);
         let mut board = after.board().clone();
         board.discard_piece_at(Square::G8);
         let sensed = scanned(&pos, &board, true);
-        assert_eq!(
-            read_scan(&pos, &sensed, false, true),
-            ScanReading::Moves(moves)
-        );
+        assert_eq!(read_scan(&pos, &sensed, false), ScanReading::Hand);
     }
 }
