@@ -13,7 +13,8 @@ use crate::sensed::SensedBoard;
 /// pieces only lifted from it (at most two of the player to move, such as
 /// king and rook when castling, and at most one of the opponent's, the piece
 /// being captured), or the king already on its castling square with the
-/// rook still on its own square or in the hand.
+/// rook still on its own square or in the hand, or the rook put on its
+/// castling square with the king in the hand.
 pub fn in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
     let board = pos.board();
     let mover = board.by_color(pos.turn());
@@ -106,7 +107,11 @@ fn identities_agree_on(pos: &Chess, sensed: &SensedBoard) -> Bitboard {
         .collect()
 }
 
-/// The king put on its castling square, the rook not yet moved.
+/// The king put on its castling square, the rook not yet moved; or the
+/// rook put on its castling square while the king is in the hand. A rook
+/// put down with the king still untouched on its square is a rook move
+/// made (Art. 4.7): castling that follows changes it, as on a board that
+/// reports each square.
 fn castling_in_progress(
     pos: &Chess,
     sensed: &SensedBoard,
@@ -129,6 +134,7 @@ fn castling_in_progress(
                 .is_none_or(|p| p == pos.turn().king());
         let rook_first = added == Bitboard::from_square(rook_to)
             && removed.contains(rook)
+            && removed.contains(king)
             && sensed
                 .piece_at(rook_to)
                 .is_none_or(|p| p == pos.turn().rook());
@@ -212,6 +218,19 @@ mod tests {
             }
         }
         assert_eq!(move_then_in_progress(&pos, &s), None);
+    }
+
+    #[test]
+    fn a_rook_on_f1_with_the_king_still_on_e1_is_a_rook_move_not_castling() {
+        let pos = position("r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1");
+        assert!(!in_progress(
+            &pos,
+            &sensed(&pos, &[Square::H1], &[Square::F1])
+        ));
+        assert!(!in_progress(
+            &pos,
+            &sensed(&pos, &[Square::A1], &[Square::D1])
+        ));
     }
 
     #[test]
