@@ -7,12 +7,17 @@ use eboard::{
     replay::reported_games,
     replay_script,
     script::{parse_event, parse_script},
-    simulate, write_script,
+    simulate,
+    winnability::{self, Budget, Verdict},
+    write_script,
 };
 use proptest::prelude::*;
 use shakmaty::{Chess, Color, Outcome, Piece, Position, Role, Square, san::SanPlus};
 
-/// A random legal game from move choices.
+/// A random legal game from move choices. It stops where the game ends by
+/// itself: checkmate, stalemate, or a dead position (Art. 5.2.2), which
+/// random moves reach through positions no player would (a check that only
+/// a capture answers, leaving the other king stalemated).
 fn random_game(choices: &[u16]) -> ImportedGame {
     let mut pos = Chess::default();
     let mut moves = Vec::new();
@@ -24,6 +29,9 @@ fn random_game(choices: &[u16]) -> ImportedGame {
         let m = legal[usize::from(c) % legal.len()];
         pos.play_unchecked(m);
         moves.push(m);
+        if winnability::is_dead(&pos, Budget::DETERMINISTIC).is_ok_and(|v| v == Verdict::Yes) {
+            break;
+        }
     }
     let result = pos.outcome();
     ImportedGame {
