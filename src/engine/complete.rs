@@ -56,6 +56,7 @@ impl Engine {
             );
         } else if self.config.arbiter
             && !self.scanned
+            && !self.may_lag()
             && !self.phase.is_restoring()
             && game.position().turn() == color
             && !self.sensed.shows_position(game.position())
@@ -105,6 +106,15 @@ impl Engine {
         (ours & !self.sensed.occupied()).any() || (ours & touched).any()
     }
 
+    /// Whether the record may lag the board: moves a dump showed are not
+    /// all read yet, or candidates were listed. A state no move explains is
+    /// then more likely moves not yet read than an illegal move.
+    fn may_lag(&self) -> bool {
+        self.behind
+            || self.unseen_since_dump()
+            || self.sync_state() == crate::resync::SyncState::Ambiguous
+    }
+
     /// With no clock, a lift of `sq` by the opponent completes the last
     /// move. `settled`: the board state before the lift had been read.
     pub(super) fn complete_by_opponent_lift(&mut self, sq: Square, settled: bool, t: Millis) {
@@ -123,6 +133,7 @@ impl Engine {
         // is lifted without that making the mover's move (a capture).
         if self.config.arbiter
             && !self.phase.is_restoring()
+            && !self.may_lag()
             && settled
             && self.phase.unexplained().is_some()
             && pos.board().color_at(sq) == Some(!offender)

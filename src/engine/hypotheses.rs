@@ -7,7 +7,7 @@
 
 use shakmaty::{Chess, Move, Position, san::SanPlus};
 
-use super::Engine;
+use super::{Engine, scanned::hand_may_explain};
 use crate::{
     alert::AlertKind,
     event::Millis,
@@ -67,14 +67,29 @@ impl Engine {
         let game = self.game();
         let pos = game.position().clone();
         let target = Target::sensed(&self.sensed);
-        if !self.sensed.identifies_all() {
-            // On occupancy, a piece slid to a wrong square or held in the
-            // hand is too often explained by moves nobody made: not read
-            // until those cases are told apart.
+        let occupancy = !self.sensed.identifies_all();
+        if occupancy && !self.dumped {
+            // On an occupancy board's snapshots, a piece slid to a wrong
+            // square or held in the hand is too often explained by moves
+            // nobody made: not read until those cases are told apart.
             return false;
         }
         let limits = Limits::default();
+        let pressed = self.clock.pending_press[pos.turn()];
         match resync(&pos, &target, &limits) {
+            // On occupancy a piece in the hand after fewer moves looks the
+            // same as a piece taken: wait for the board to tell.
+            Resync::Unique(line)
+                if occupancy
+                    && hand_may_explain(
+                        &pos,
+                        &self.sensed,
+                        line.len().saturating_sub(1),
+                        pressed,
+                    ) =>
+            {
+                self.hypotheses.state = SyncState::Searching;
+            }
             Resync::Unique(line) if !self.dumped && line.len() > SNAPSHOT_PLIES => {
                 self.ambiguous(vec![line], false);
             }

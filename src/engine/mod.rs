@@ -94,6 +94,12 @@ pub struct Engine {
     behind: bool,
     /// The last full scan was a dump after square-by-square reports.
     dumped: bool,
+    /// The sequence number of the last dump: until the record has caught
+    /// up past it, squares may have changed unseen before it.
+    dump_seq: u64,
+    /// The squares the last dump showed occupied: any of them may have
+    /// been emptied and refilled unseen before it.
+    unseen: shakmaty::Bitboard,
     /// Per square, when a piece was last lifted from it and what the board
     /// said it was: a piece put back within the settle time is a blip.
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
@@ -128,6 +134,8 @@ impl Engine {
             hypotheses: Hypotheses::default(),
             behind: false,
             dumped: false,
+            dump_seq: 0,
+            unseen: shakmaty::Bitboard::EMPTY,
             lifted: [None; 64],
         }
     }
@@ -221,6 +229,10 @@ impl Engine {
                     // snapshots.
                     self.dumped = !self.scanned;
                     self.scanned = true;
+                    if self.dumped {
+                        self.unseen = self.sensed.occupied();
+                        self.dump_seq = self.seq;
+                    }
                 }
             }
             BoardEvent::Clock(white, black) => {
@@ -347,6 +359,13 @@ impl Engine {
         Ok(())
     }
 
+    /// Whether the record has not caught up with the last dump yet: the
+    /// board showed moves that were not all read from it.
+    pub(super) fn unseen_since_dump(&self) -> bool {
+        let game = self.game();
+        self.dump_seq > game.basis(game.ply())
+    }
+
     /// Lets time pass to `t` with no event: a board state that has stood long
     /// enough is read. A live reader calls this at [`Engine::next_deadline`].
     pub fn advance_to(&mut self, t: Millis) {
@@ -386,17 +405,35 @@ impl Engine {
         let basis = self.settle.basis();
         let plies = self.game().ply();
         let games = self.games.len();
+        let scanned = match (self.scanned, self.dumped) {
+            // Square by square after a dump on occupancy, until the record
+            // has caught up with it: squares may have changed unseen, and a
+            // piece lifted looks like one taken.
+            (false, _) if self.unseen_since_dump() && !self.sensed.identifies_all() => {
+                Scanned::AfterDump
+            }
+            (false, _) => Scanned::No,
+            (true, false) => Scanned::Snapshot,
+            (true, true) => Scanned::Dump,
+        };
+        // On occupancy, until the record has caught up with a dump, a
+        // capture on any square it showed occupied may have gone unseen.
+        let stamped;
+        let sensed = if matches!(scanned, Scanned::Dump | Scanned::AfterDump)
+            && !self.sensed.identifies_all()
+        {
+            stamped = self.sensed.changed_unseen(self.unseen, self.dump_seq);
+            &stamped
+        } else {
+            &self.sensed
+        };
         let reading = read(
             self.game(),
-            &self.sensed,
+            sensed,
             &self.phase,
             self.clock.pending_press,
             self.config.arbiter,
-            match (self.scanned, self.dumped) {
-                (false, _) => Scanned::No,
-                (true, false) => Scanned::Snapshot,
-                (true, true) => Scanned::Dump,
-            },
+            scanned,
         );
         let waiting = matches!(
             reading,
@@ -405,7 +442,21 @@ impl Engine {
         // A scan a hand may explain, or that several sequences of moves do,
         // is read again at the next scan, not taken for displaced pieces.
         let undecided = matches!(reading, Reading::Hand | Reading::Ambiguous(_));
-        self.apply(reading, made_at, basis);
+        let moves = matches!(reading, Reading::Moves(_));
+        self.apply(reading, made_at, basis, scanned != Scanned::No);
+        if moves
+            && matches!(scanned, Scanned::Dump | Scanned::AfterDump)
+            && self.games.len() == games
+            && self.game().ply() > plies
+            && !self.game().is_over()
+            && !self.sensed.shows_position(self.game().position())
+        {
+            // Only the first moves of what a dump (or the state after it)
+            // shows were certain from the record as it was; the rest is
+            // read now from the record they lead to: no later scan comes
+            // to read it.
+            return self.evaluate();
+        }
         let game = self.game();
         let mut in_hand =
             waiting && !game.is_over() && (undecided || in_progress(game.position(), &self.sensed));
@@ -466,7 +517,9 @@ impl Engine {
         }
     }
 
-    fn apply(&mut self, reading: Reading, made_at: Millis, basis: u64) {
+    /// Applies a reading. `scanned`: the state was read as one a scan may
+    /// have skipped states of.
+    fn apply(&mut self, reading: Reading, made_at: Millis, basis: u64, scanned: bool) {
         match reading {
             Reading::Wait | Reading::Hand => {}
             Reading::Ambiguous(lines) => self.ambiguous(lines, false),
@@ -479,8 +532,15 @@ impl Engine {
                     for &m in &moves {
                         after.play_unchecked(m);
                     }
-                    let basis = if self.scanned && !self.sensed.shows_position(&after) {
-                        basis.saturating_sub(1)
+                    let basis = if scanned && !self.sensed.shows_position(&after) {
+                        // Every change since the record's position may
+                        // belong to the moves still to read.
+                        let game = self.game();
+                        if self.scanned {
+                            basis.saturating_sub(1)
+                        } else {
+                            game.basis(game.ply()).min(basis.saturating_sub(1))
+                        }
                     } else {
                         basis
                     };

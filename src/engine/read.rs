@@ -13,7 +13,7 @@ use shakmaty::{ByColor, Chess, Color, Move, Outcome, Position, Square};
 use super::{
     hypotheses::SNAPSHOT_PLIES,
     phase::Phase,
-    scanned::{ScanReading, confirm, read_scan},
+    scanned::{Hands, ScanReading, confirm, read_scan},
 };
 use crate::{
     event::Millis,
@@ -72,6 +72,10 @@ pub enum Scanned {
     Snapshot,
     /// A dump after square-by-square reports (a reconnection).
     Dump,
+    /// Square-by-square reports after a dump on a board that does not
+    /// identify every piece, before the record has caught up with the
+    /// dump: squares may have changed unseen before it.
+    AfterDump,
 }
 
 /// Reads the settled board state. `pending_press`: a player pressed his
@@ -98,12 +102,28 @@ pub fn read(
     if sensed.shows_position(game.position()) {
         return Reading::Wait;
     }
-    // On occupancy alone nearly every scan has some other explanation
+    // On occupancy alone nearly every snapshot has some other explanation
     // with a square changed unseen: there the squares' histories decide.
-    let moves = if scanned != Scanned::No && sensed.identifies_all() {
+    // A dump comes once, after an outage: it is read from itself.
+    let moves = if matches!(scanned, Scanned::Dump | Scanned::AfterDump)
+        || scanned == Scanned::Snapshot && sensed.identifies_all()
+    {
         read_scan_moves(game, sensed, pending_press, scanned)
     } else {
         read_moves(game, sensed)
+    };
+    let moves = match moves {
+        // The last move changed into a capture on a square that only a dump
+        // may have refilled: nothing shows which capture, or that it is not
+        // a hand.
+        Some(Reading::Changed(m))
+            if matches!(scanned, Scanned::Dump | Scanned::AfterDump)
+                && !sensed.identifies_all()
+                && m.is_capture() =>
+        {
+            Some(Reading::Hand)
+        }
+        other => other,
     };
     moves
         .or_else(|| result_signal(sensed).map(Reading::ResultSignal))
@@ -147,19 +167,22 @@ fn read_scanned_state(
     let pos = game.position();
     match read_moves(game, sensed) {
         Some(Reading::Moves(moves)) => {
-            let confirmed = confirm(
-                pos,
-                sensed,
-                moves,
-                pending_press[pos.turn()],
-                scanned == Scanned::Snapshot,
-            );
+            // A dump is read before any hand moved again, but on occupancy
+            // a piece lifted looks like a piece taken: the hand is weighed,
+            // after the dump with what the squares' reports show.
+            let hands = match scanned {
+                Scanned::Snapshot => Hands::Any,
+                _ if sensed.identifies_all() => Hands::None,
+                Scanned::AfterDump => Hands::NotCameDown,
+                _ => Hands::TakingOnly,
+            };
+            let confirmed = confirm(pos, sensed, moves, pending_press[pos.turn()], hands);
             return from_scan(confirmed);
         }
         None => {}
         other => return other,
     }
-    if scanned == Scanned::Dump {
+    if scanned != Scanned::Snapshot {
         // After a reconnection the gap may be long: the resynchronisation
         // search reads it, deeper than this.
         return None;

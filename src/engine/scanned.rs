@@ -70,23 +70,27 @@ pub(super) fn read_scan(pos: &Chess, sensed: &SensedBoard, pressed: bool) -> Sca
 /// alone allows: every sequence of as many moves or fewer that explains it,
 /// and every one of fewer moves that leaves a move in progress.
 /// The moves they all begin with are certain.
-/// `hands`: whether a hand may be in the scan (not in a dump after a
-/// reconnection, read before any hand moved again).
+/// `hands`: which moves in progress may be in the state.
 pub(super) fn confirm(
     pos: &Chess,
     sensed: &SensedBoard,
     moves: Vec<Move>,
     pressed: bool,
-    hands: bool,
+    hands: Hands,
 ) -> ScanReading {
     let (mut exact, _) = exact_explanations(pos, sensed, moves.len());
     if exact.is_empty() {
         exact.push(moves);
     }
     let mut hand = Vec::new();
-    if hands {
+    if hands != Hands::None {
         let hand_plies = (exact[0].len() - 1).min(MAX_HAND_PLIES);
         hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
+        hand.retain(|line| match hands {
+            Hands::NotCameDown => !hand_came_down(pos, sensed, line),
+            Hands::TakingOnly => takes_or_castles(pos, sensed, line),
+            Hands::None | Hands::Any => true,
+        });
     }
     let prefix = common_prefix(exact.iter().chain(&hand));
     if !prefix.is_empty() {
@@ -96,6 +100,27 @@ pub(super) fn confirm(
     } else {
         ScanReading::Ambiguous(exact)
     }
+}
+
+/// Whether a move in progress after at most `plies` legal moves from `pos`
+/// (none, if the player to move has `pressed` his clock) may be what the
+/// sensors show.
+pub(super) fn hand_may_explain(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    plies: usize,
+    pressed: bool,
+) -> bool {
+    let mut found = Vec::new();
+    hand_lines(
+        pos,
+        sensed,
+        plies.min(MAX_HAND_PLIES),
+        pressed,
+        &mut Vec::new(),
+        &mut found,
+    );
+    !found.is_empty()
 }
 
 /// The distinct sequences of the fewest legal moves (at most `max`) from
@@ -185,6 +210,55 @@ fn hand_lines(
         hand_lines(&after, sensed, plies - 1, false, path, found);
         path.pop();
     }
+}
+
+/// Which moves in progress may explain a state, besides moves made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Hands {
+    /// None: a dump on a board that identifies pieces, read before any hand
+    /// moved again.
+    None,
+    /// Any: a snapshot may catch a hand at any moment.
+    Any,
+    /// On occupancy, square by square after a dump: a hand whose pieces
+    /// came down on a square (a capture made) is no longer in the air.
+    NotCameDown,
+    /// On occupancy, in a dump: only a hand that took an opponent's piece
+    /// off, or castles. A piece of the player to move missing from a dump,
+    /// with a capture that explains it, is read as that capture made: the
+    /// board was still while it was unplugged.
+    TakingOnly,
+}
+
+/// Whether the move in progress after `line` from `pos` took an opponent's
+/// piece off the board, or is castling (a square filled).
+fn takes_or_castles(pos: &Chess, sensed: &SensedBoard, line: &[Move]) -> bool {
+    let mut after = pos.clone();
+    for &m in line {
+        after.play_unchecked(m);
+    }
+    let board = after.board();
+    (board.by_color(!after.turn()) & !sensed.occupied()).any()
+        || (sensed.occupied() & !board.occupied()).any()
+}
+
+/// Whether, after `line` from `pos`, the pieces of the player to move that
+/// the sensors miss were all lifted before a piece was last put on a
+/// square that reads occupied in both: the hand holding them came down
+/// there, capturing.
+fn hand_came_down(pos: &Chess, sensed: &SensedBoard, line: &[Move]) -> bool {
+    let mut after = pos.clone();
+    for &m in line {
+        after.play_unchecked(m);
+    }
+    let board = after.board();
+    let held = board.by_color(after.turn()) & !sensed.occupied();
+    let Some(lifted) = held.into_iter().map(|sq| sensed.last_lift(sq)).max() else {
+        return false;
+    };
+    (board.occupied() & sensed.occupied())
+        .into_iter()
+        .any(|sq| sensed.last_place(sq) > lifted)
 }
 
 fn from_square(m: &Move) -> Square {
