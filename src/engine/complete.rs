@@ -87,6 +87,7 @@ impl Engine {
         let turn = game.position().turn();
         if self.config.arbiter
             && self.scanned
+            && !self.may_lag()
             && self.clock.pending_press[turn]
             && !game.is_over()
             && !self.phase.is_restoring()
@@ -106,12 +107,13 @@ impl Engine {
         (ours & !self.sensed.occupied()).any() || (ours & touched).any()
     }
 
-    /// Whether the record may lag the board: moves a dump showed are not
-    /// all read yet, or candidates were listed. A state no move explains is
-    /// then more likely moves not yet read than an illegal move.
+    /// Whether the record may lag the board: moves an occupancy board's
+    /// dump showed are not all read yet, or candidates were listed. A state
+    /// no move explains is then more likely moves not yet read than an
+    /// illegal move.
     fn may_lag(&self) -> bool {
         self.behind
-            || self.unseen_since_dump()
+            || self.unseen_since_dump() && !self.sensed.identifies_all()
             || self.sync_state() == crate::resync::SyncState::Ambiguous
     }
 

@@ -120,6 +120,16 @@ impl Engine {
     /// skipped a king's or a rook's detour reads shorter than it was). The
     /// arbiter is told; returns whether `moves` were held back. So are
     /// several moves read while the record may lag (`behind`).
+    /// Whether `m` begins every listed candidate (or none are listed).
+    pub(super) fn agrees_with_candidates(&self, m: Move) -> bool {
+        self.hypotheses.state != SyncState::Ambiguous
+            || self
+                .hypotheses
+                .lines
+                .iter()
+                .all(|line| line.first() == Some(&m))
+    }
+
     pub(super) fn contradicts_candidates(&mut self, moves: &[Move]) -> bool {
         let listed =
             self.hypotheses.state == SyncState::Ambiguous && !self.hypotheses.lines.is_empty();

@@ -471,7 +471,11 @@ impl Engine {
             // (the scan reading waited: a hand after some move, not the
             // mover's own hand, may explain it).
             if let Some(m) = progress::move_then_in_progress(game.position(), &self.sensed) {
-                self.record(&[m], made_at, basis);
+                // Not while listed candidates say otherwise: the board may
+                // be further on than this one move.
+                if self.agrees_with_candidates(m) {
+                    self.record(&[m], made_at, basis);
+                }
                 in_hand = true;
             }
         }

@@ -12,7 +12,9 @@ use eboard::{
     write_script,
 };
 use proptest::prelude::*;
-use shakmaty::{Chess, Color, Outcome, Piece, Position, Role, Square, san::SanPlus};
+use shakmaty::{Chess, Color, Outcome, Piece, Position, Role, Square};
+
+use crate::util::sans;
 
 /// A random legal game from move choices. It stops where the game ends by
 /// itself: checkmate, stalemate, or a dead position (Art. 5.2.2), which
@@ -46,14 +48,6 @@ fn random_game(choices: &[u16]) -> ImportedGame {
             Outcome::Unknown
         },
     }
-}
-
-fn sans(game: &ImportedGame) -> Vec<String> {
-    let mut pos = game.start.clone();
-    game.moves
-        .iter()
-        .map(|&m| SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string())
-        .collect()
 }
 
 fn noise() -> impl Strategy<Value = Noise> {

@@ -33,3 +33,12 @@ pub fn present_or_skip(path: PathBuf, in_ci: bool) -> Option<PathBuf> {
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// The game's moves in SAN, as played.
+pub fn sans(game: &eboard::pgn::ImportedGame) -> Vec<String> {
+    let mut pos = game.start.clone();
+    game.moves
+        .iter()
+        .map(|&m| shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string())
+        .collect()
+}
