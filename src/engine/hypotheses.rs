@@ -113,13 +113,6 @@ impl Engine {
         false
     }
 
-    /// While candidates are listed, moves read from a later state that
-    /// do not begin like all of them are one more candidate, not a
-    /// certainty: the
-    /// later state may be one of the listed lines gone on (a snapshot that
-    /// skipped a king's or a rook's detour reads shorter than it was). The
-    /// arbiter is told; returns whether `moves` were held back. So are
-    /// several moves read while the record may lag (`behind`).
     /// Whether `m` begins every listed candidate (or none are listed).
     pub(super) fn agrees_with_candidates(&self, m: Move) -> bool {
         self.hypotheses.state != SyncState::Ambiguous
@@ -130,6 +123,13 @@ impl Engine {
                 .all(|line| line.first() == Some(&m))
     }
 
+    /// While candidates are listed, moves read from a later state that
+    /// do not begin like all of them are one more candidate, not a
+    /// certainty: the
+    /// later state may be one of the listed lines gone on (a snapshot that
+    /// skipped a king's or a rook's detour reads shorter than it was). The
+    /// arbiter is told; returns whether `moves` were held back. So are
+    /// several moves read while the record may lag (`behind`).
     pub(super) fn contradicts_candidates(&mut self, moves: &[Move]) -> bool {
         let listed =
             self.hypotheses.state == SyncState::Ambiguous && !self.hypotheses.lines.is_empty();

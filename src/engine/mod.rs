@@ -537,12 +537,13 @@ impl Engine {
                         after.play_unchecked(m);
                     }
                     let basis = if scanned && !self.sensed.shows_position(&after) {
-                        // Every change since the record's position may
-                        // belong to the moves still to read.
                         let game = self.game();
                         if self.scanned {
                             basis.saturating_sub(1)
                         } else {
+                            // Read square by square after a dump: every
+                            // change since the record's position may belong
+                            // to the moves still to read.
                             game.basis(game.ply()).min(basis.saturating_sub(1))
                         }
                     } else {
