@@ -40,6 +40,17 @@ pub fn move_squares(m: Move, turn: Color) -> Bitboard {
     }
 }
 
+/// The squares on which `m` puts a piece down.
+pub fn placed_squares(m: Move, turn: Color) -> Bitboard {
+    match m {
+        Move::Castle { .. } => {
+            let side = m.castling_side().expect("castle has a side");
+            Bitboard::from_square(side.king_to(turn)).with(side.rook_to(turn))
+        }
+        _ => Bitboard::from_square(m.to()),
+    }
+}
+
 /// The occupancy after `m`, computed without playing it.
 pub fn occupancy_after(occupied: Bitboard, m: Move, turn: Color) -> Bitboard {
     match m {
@@ -91,8 +102,28 @@ pub fn explain(pos: &Chess, sensed: &SensedBoard, since: u64, plies: usize) -> E
         touched,
         since,
     };
-    search(&ctx, pos, plies, &mut path, &mut found);
+    search(&ctx, pos, plies, Bitboard::EMPTY, &mut path, &mut found);
     pick(found)
+}
+
+/// Whether the squares' histories since event `since` could have made
+/// `line` from `pos`, move by move, as [`explain`] requires of its own
+/// sequences (a line found another way, from the occupancy alone).
+pub fn admits_line(pos: &Chess, sensed: &SensedBoard, since: u64, line: &[Move]) -> bool {
+    let ctx = Context {
+        sensed,
+        touched: sensed.touched_since(since),
+        since,
+    };
+    let mut turn = pos.turn();
+    let mut placed = Bitboard::EMPTY;
+    line.iter().all(|&m| {
+        let puts = placed_squares(m, turn);
+        let ok = ctx.admits(m, turn) && ctx.refills(puts, placed);
+        placed |= puts;
+        turn = !turn;
+        ok
+    })
 }
 
 /// The legal moves of `pos` that start and end on `touched` squares (and,
@@ -183,12 +214,26 @@ impl Context<'_> {
             _ => true,
         }
     }
+
+    /// Whether the events could have put a piece on each of `squares` a
+    /// second time in one line (`placed`: the squares the line's earlier
+    /// moves put pieces on). Between the two the square was emptied, by a
+    /// capture or a move away, so a lift must have been seen there or a
+    /// dump may have hidden one. A board that identifies the piece there
+    /// may report a capture as one change, so only unidentified squares are
+    /// held to it.
+    fn refills(&self, squares: Bitboard, placed: Bitboard) -> bool {
+        (squares & placed).into_iter().all(|sq| {
+            self.sensed.piece_at(sq).is_some() || self.sensed.emptied_since(sq, self.since)
+        })
+    }
 }
 
 fn search(
     ctx: &Context<'_>,
     pos: &Chess,
     plies: usize,
+    placed: Bitboard,
     path: &mut Vec<Move>,
     found: &mut Vec<Vec<Move>>,
 ) {
@@ -196,7 +241,8 @@ fn search(
     let turn = pos.turn();
     let occupied = pos.board().occupied();
     for &m in &moves_within(pos, ctx.touched, sensed, plies == 1) {
-        if !ctx.admits(m, turn) {
+        let puts = placed_squares(m, turn);
+        if !ctx.admits(m, turn) || !ctx.refills(puts, placed) {
             continue;
         }
         if plies == 1 {
@@ -214,7 +260,7 @@ fn search(
             let mut after = pos.clone();
             after.play_unchecked(m);
             path.push(m);
-            search(ctx, &after, plies - 1, path, found);
+            search(ctx, &after, plies - 1, placed | puts, path, found);
             path.pop();
         }
     }

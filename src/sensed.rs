@@ -18,6 +18,10 @@ pub struct SensedBoard {
     /// The stamps each square had before its last lift, so that a blip can
     /// be taken back.
     before_lift: [(u64, u64); 64],
+    /// Squares that may have been emptied and refilled unseen before the
+    /// event `unseen_at` (a scan, a dump after an outage) showed them.
+    unseen: Bitboard,
+    unseen_at: u64,
 }
 
 impl SensedBoard {
@@ -30,6 +34,8 @@ impl SensedBoard {
             last_place: [0; 64],
             last_lift: [0; 64],
             before_lift: [(0, 0); 64],
+            unseen: Bitboard::EMPTY,
+            unseen_at: 0,
         }
     }
 
@@ -85,6 +91,8 @@ impl SensedBoard {
             let i = sq.to_usize();
             seen.last_place[i] = seen.last_place[i].max(seq);
         }
+        seen.unseen = squares & self.occupied;
+        seen.unseen_at = seq;
         seen
     }
 
@@ -116,6 +124,10 @@ impl SensedBoard {
                 }
             }
         }
+        // Between two scans any square that reads occupied may have been
+        // emptied and refilled (a capture, a recapture).
+        self.unseen = self.occupied;
+        self.unseen_at = seq;
         changed
     }
 
@@ -142,6 +154,13 @@ impl SensedBoard {
     /// The sequence number of the last event that lifted a piece from `sq`.
     pub fn last_lift(&self, sq: Square) -> u64 {
         self.last_lift[sq.to_usize()]
+    }
+
+    /// Whether `sq` may have been emptied after event `since`: a lift seen,
+    /// or a scan or dump after it that showed the square occupied, when
+    /// nobody was watching it before.
+    pub fn emptied_since(&self, sq: Square, since: u64) -> bool {
+        self.last_lift(sq) > since || (self.unseen.contains(sq) && self.unseen_at > since)
     }
 
     /// Whether the sensors are consistent with `board`: the same occupancy,
@@ -190,8 +209,35 @@ mod tests {
         assert_eq!(seen.last_place(Square::E4), 9);
         assert_eq!(seen.last_place(Square::E2), 0);
         assert_eq!(seen.last_place(Square::G1), 0);
+        // d2 may also have been emptied before the dump, not after it; g1
+        // not at all.
+        assert!(seen.emptied_since(Square::D2, 6));
+        assert!(!seen.emptied_since(Square::D2, 7));
+        assert!(!seen.emptied_since(Square::G1, 0));
+        assert!(seen.emptied_since(Square::E2, 4));
         // The sensors themselves are untouched.
         assert_eq!(s.last_place(Square::D2), 0);
+        assert!(!s.emptied_since(Square::D2, 6));
+    }
+
+    #[test]
+    fn a_scan_may_have_emptied_any_square_it_reads_occupied() {
+        let mut s = SensedBoard::showing(&Board::default());
+        s.lift(Square::E2, 3);
+        s.place(Square::E4, None, 4);
+        let after = Board::from_ascii_board_fen(b"rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR")
+            .expect("valid board");
+        let scan = Scan::from_board(&after, false);
+        s.apply_scan(&scan, 8);
+        // Nothing changed, but between scans e4 and d2 may have been
+        // emptied and refilled; e2 reads empty.
+        assert!(s.emptied_since(Square::E4, 5));
+        assert!(s.emptied_since(Square::D2, 7));
+        assert!(!s.emptied_since(Square::D2, 8));
+        assert!(!s.emptied_since(Square::E2, 3));
+        // Square-by-square reports after it are seen as they happen.
+        s.place(Square::E2, None, 9);
+        assert!(!s.emptied_since(Square::E2, 8));
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod read;
 mod record;
 mod scanned;
 mod settle;
+mod snapshots;
 mod touch;
 
 pub use claim::judge_claim;
@@ -47,6 +48,7 @@ pub use phase::{Phase, Unexplained};
 pub use progress::in_progress;
 pub use read::{Reading, Scanned, read};
 pub use settle::Settle;
+pub use snapshots::Snapshots;
 pub use touch::Touches;
 
 use shakmaty::{ByColor, CastlingMode, Chess, Position, Square};
@@ -100,6 +102,16 @@ pub struct Engine {
     /// The squares the last dump showed occupied: any of them may have
     /// been emptied and refilled unseen before it.
     unseen: shakmaty::Bitboard,
+    /// The board has reported a square change: a full scan after that is
+    /// a reconnection's dump, not a scanning board's first snapshot.
+    squares_reported: bool,
+    /// The occupancies a scanning board showed since its last square
+    /// report.
+    snapshots: snapshots::Snapshots,
+    /// A dump after a reconnection on an occupancy board is being read:
+    /// every move recorded from it was made while nobody was listening,
+    /// and is inferred from the squares alone.
+    reading_dump: bool,
     /// Per square, when a piece was last lifted from it and what the board
     /// said it was: a piece put back within the settle time is a blip.
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
@@ -136,6 +148,9 @@ impl Engine {
             dumped: false,
             dump_seq: 0,
             unseen: shakmaty::Bitboard::EMPTY,
+            squares_reported: false,
+            snapshots: snapshots::Snapshots::default(),
+            reading_dump: false,
             lifted: [None; 64],
         }
     }
@@ -229,6 +244,7 @@ impl Engine {
                     // snapshots.
                     self.dumped = !self.scanned;
                     self.scanned = true;
+                    self.snapshots.push(self.seq, self.sensed.occupied());
                     if self.dumped {
                         self.unseen = self.sensed.occupied();
                         self.dump_seq = self.seq;
@@ -269,6 +285,8 @@ impl Engine {
         if self.sensed.lift(sq, self.seq) {
             self.settle.changed(t, self.seq);
             self.scanned = false;
+            self.squares_reported = true;
+            self.snapshots.clear();
         }
         self.complete_by_opponent_lift(sq, settled, t);
     }
@@ -288,6 +306,8 @@ impl Engine {
         if self.sensed.place(sq, piece, self.seq) {
             self.settle.changed(t, self.seq);
             self.scanned = false;
+            self.squares_reported = true;
+            self.snapshots.clear();
         }
         if candidate {
             self.forget_if_blip(sq);
@@ -430,6 +450,7 @@ impl Engine {
         let reading = read(
             self.game(),
             sensed,
+            &self.snapshots,
             &self.phase,
             self.clock.pending_press,
             self.config.arbiter,
@@ -443,6 +464,10 @@ impl Engine {
         // is read again at the next scan, not taken for displaced pieces.
         let undecided = matches!(reading, Reading::Hand | Reading::Ambiguous(_));
         let moves = matches!(reading, Reading::Moves(_));
+        // On a board that identifies pieces the dump names each move; on
+        // occupancy the move is read from what could explain it.
+        self.reading_dump =
+            scanned == Scanned::Dump && self.squares_reported && !self.sensed.identifies_all();
         self.apply(reading, made_at, basis, scanned != Scanned::No);
         if moves
             && matches!(scanned, Scanned::Dump | Scanned::AfterDump)
@@ -492,6 +517,7 @@ impl Engine {
         } else if !in_hand {
             self.hypotheses.clear();
         }
+        self.reading_dump = false;
         if self.sensed.shows_position(self.game().position()) {
             self.behind = false;
         }

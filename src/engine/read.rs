@@ -8,12 +8,13 @@
 //! legal moves. When several different moves explain the state, the engine
 //! waits for more events rather than guess.
 
-use shakmaty::{ByColor, Chess, Color, Move, Outcome, Position, Square};
+use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square};
 
 use super::{
     hypotheses::SNAPSHOT_PLIES,
     phase::Phase,
-    scanned::{Hands, ScanReading, confirm, read_scan},
+    scanned::{Hands, ScanReading, confirm, read_scan, read_snapshots},
+    snapshots::Snapshots,
 };
 use crate::{
     event::Millis,
@@ -85,6 +86,7 @@ pub enum Scanned {
 pub fn read(
     game: &Game,
     sensed: &SensedBoard,
+    snapshots: &Snapshots,
     phase: &Phase,
     pending_press: ByColor<bool>,
     arbiter: bool,
@@ -109,6 +111,8 @@ pub fn read(
         || scanned == Scanned::Snapshot && sensed.identifies_all()
     {
         read_scan_moves(game, sensed, pending_press, scanned)
+    } else if scanned == Scanned::Snapshot && snapshots.only() {
+        read_occupancy_snapshot(game, sensed, snapshots, pending_press)
     } else {
         read_moves(game, sensed)
     };
@@ -129,6 +133,44 @@ pub fn read(
         .or_else(|| result_signal(sensed).map(Reading::ResultSignal))
         .or_else(|| clock_without_move(game, sensed, pending_press, arbiter))
         .unwrap_or(Reading::Wait)
+}
+
+/// A snapshot of a board that only senses occupancy. What the squares'
+/// histories show besides moves made stands (the last move changed, moves
+/// taken back, several single moves). Moves made are read from the
+/// snapshots themselves ([`read_snapshots`]): a capture between two scans
+/// leaves no trace in the histories, so they would take a line with an
+/// unseen refill of an empty square over the real one with an unseen
+/// capture.
+fn read_occupancy_snapshot(
+    game: &Game,
+    sensed: &SensedBoard,
+    snapshots: &Snapshots,
+    pending_press: ByColor<bool>,
+) -> Option<Reading> {
+    let pos = game.position();
+    let since = game.basis(game.ply());
+    match read_moves(game, sensed) {
+        Some(Reading::Moves(_)) | None => {
+            // A promoted pawn may still be exchanged for the new piece
+            // (Art. 4.6.2 counts the move made when the pawn is released
+            // there; an occupancy board sees the pawn).
+            let settling = match game.moves().last() {
+                Some(last) if last.mv.is_promotion() => Bitboard::from_square(last.mv.to()),
+                _ => Bitboard::EMPTY,
+            };
+            let pressed = pending_press[pos.turn()];
+            match read_snapshots(pos, sensed, pressed, snapshots, since, settling) {
+                // A snapshot is trusted for two moves at most, as on boards
+                // that identify pieces.
+                ScanReading::Moves(moves) if moves.len() > SNAPSHOT_PLIES => {
+                    Some(Reading::Ambiguous(vec![moves]))
+                }
+                reading => from_scan(reading),
+            }
+        }
+        other => other,
+    }
 }
 
 /// A scanned state. The squares' histories may have missed a square
@@ -176,7 +218,8 @@ fn read_scanned_state(
                 Scanned::AfterDump => Hands::NotCameDown,
                 _ => Hands::TakingOnly,
             };
-            let confirmed = confirm(pos, sensed, moves, pending_press[pos.turn()], hands);
+            let since = game.basis(game.ply());
+            let confirmed = confirm(pos, sensed, since, moves, pending_press[pos.turn()], hands);
             return from_scan(confirmed);
         }
         None => {}

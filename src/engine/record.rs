@@ -30,16 +30,25 @@ impl Engine {
         if let ([m], Some(before)) = (moves, before) {
             self.check_touch_move(&before, *m);
         }
-        if moves.len() > 1 {
+        if moves.len() > 1 || self.reading_dump {
             let sans: Vec<String> = self.game().moves()[first_ply - 1..]
                 .iter()
                 .map(|m| m.san.to_string())
                 .collect();
-            let message = format!(
-                "the board showed {} moves at once without the positions between them; recorded {} (check them against the scoresheets)",
-                moves.len(),
-                sans.join(" ")
-            );
+            let message = if moves.len() > 1 {
+                format!(
+                    "the board showed {} moves at once without the positions between them; recorded {} (check them against the scoresheets)",
+                    moves.len(),
+                    sans.join(" ")
+                )
+            } else {
+                // A move made while the board was unplugged: nobody saw
+                // it being made.
+                format!(
+                    "the board showed a move made while it was not connected; recorded {} (check it against the scoresheets)",
+                    sans.join(" ")
+                )
+            };
             self.alert(AlertKind::MovesInferred, None, message, None);
         }
         self.check_game_over(made_at);

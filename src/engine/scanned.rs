@@ -9,10 +9,14 @@
 //! them begin with are certain; the rest waits for later scans, the clock
 //! or the arbiter (a wrong move is worse than a late one).
 
-use shakmaty::{Chess, Move, Position, Square};
+use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
 use super::progress::in_progress;
-use crate::{matcher::distinct, sensed::SensedBoard};
+use super::snapshots::Snapshots;
+use crate::{
+    matcher::{admits_line, distinct},
+    sensed::SensedBoard,
+};
 
 /// The longest sequence of moves one scan is explained by here; longer
 /// gaps go to the resynchronisation search.
@@ -49,50 +53,21 @@ pub(super) fn read_scan(pos: &Chess, sensed: &SensedBoard, pressed: bool) -> Sca
         .map_or(MAX_HAND_PLIES, |k| k - 1)
         .min(MAX_HAND_PLIES);
     hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
-    if exact.is_empty() && hand.is_empty() {
-        return ScanReading::None;
-    }
-    let prefix = if exact.is_empty() {
-        Vec::new()
-    } else {
-        common_prefix(exact.iter().chain(&hand))
-    };
-    if !prefix.is_empty() {
-        return ScanReading::Moves(prefix);
-    }
-    if !hand.is_empty() {
-        return ScanReading::Hand;
-    }
-    ScanReading::Ambiguous(exact)
+    conclude(exact, &hand)
 }
 
-/// Checks `moves`, read from the squares' histories, against what the scan
-/// alone allows: every sequence of as many moves or fewer that explains it,
-/// and every one of fewer moves that leaves a move in progress.
-/// The moves they all begin with are certain.
-/// `hands`: which moves in progress may be in the state.
-pub(super) fn confirm(
-    pos: &Chess,
-    sensed: &SensedBoard,
-    moves: Vec<Move>,
-    pressed: bool,
-    hands: Hands,
-) -> ScanReading {
-    let (mut exact, _) = exact_explanations(pos, sensed, moves.len());
+/// What the exact explanations of a scan and the lines that leave a move
+/// in progress say together: the moves they all begin with, or a hand to
+/// wait for, or the candidates.
+fn conclude(exact: Vec<Vec<Move>>, hand: &[Vec<Move>]) -> ScanReading {
     if exact.is_empty() {
-        exact.push(moves);
+        return if hand.is_empty() {
+            ScanReading::None
+        } else {
+            ScanReading::Hand
+        };
     }
-    let mut hand = Vec::new();
-    if hands != Hands::None {
-        let hand_plies = (exact[0].len() - 1).min(MAX_HAND_PLIES);
-        hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
-        hand.retain(|line| match hands {
-            Hands::NotCameDown => !hand_came_down(pos, sensed, line),
-            Hands::TakingOnly => takes_or_castles(pos, sensed, line),
-            Hands::None | Hands::Any => true,
-        });
-    }
-    let prefix = common_prefix(exact.iter().chain(&hand));
+    let prefix = common_prefix(exact.iter().chain(hand));
     if !prefix.is_empty() {
         ScanReading::Moves(prefix)
     } else if !hand.is_empty() {
@@ -100,6 +75,119 @@ pub(super) fn confirm(
     } else {
         ScanReading::Ambiguous(exact)
     }
+}
+
+/// Reads a scan of a board that only senses occupancy. Every sequence of
+/// up to three legal moves that leads to it through the snapshots since
+/// event `since`, in order, counts, weighed by the square changes it
+/// needs: the fewest win (between two scans a capture changes a square
+/// twice and reads as nothing at all, so a longer line with fewer captures
+/// is as likely as a shorter one with more). Sequences of fewer moves that
+/// leave a move in progress count too. Only the moves they all begin with
+/// are certain. `settling`: squares the last recorded move may still be
+/// changing (see [`Snapshots::allow`]).
+pub(super) fn read_snapshots(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    pressed: bool,
+    snapshots: &Snapshots,
+    since: u64,
+    settling: Bitboard,
+) -> ScanReading {
+    let before = pos.board().occupied().count();
+    let after = sensed.occupied().count();
+    let mut exact: Vec<Vec<Move>> = Vec::new();
+    let mut fewest = usize::MAX;
+    for plies in 1..=MAX_PLIES {
+        // Each move changes at least two squares: longer lines can no
+        // longer need as few changes.
+        if after > before || 2 * plies > fewest {
+            break;
+        }
+        if before - after > plies {
+            continue;
+        }
+        for line in exact_lines_of(pos, sensed, plies)
+            .into_iter()
+            .filter(|line| snapshots.allow(pos, line, since, settling))
+        {
+            // Lines are tried shortest first: between as many changes,
+            // fewer moves win (castling over the king and the rook moved
+            // one after the other, with an opponent's move between).
+            let changes = square_changes(&line);
+            if changes < fewest {
+                fewest = changes;
+                exact.clear();
+            }
+            if changes == fewest && exact.first().is_none_or(|first| first.len() == plies) {
+                exact.push(line);
+            }
+        }
+    }
+    let exact = distinct(exact);
+    let shortest = exact.iter().map(Vec::len).min();
+    let mut hand = Vec::new();
+    // As in [`read_scan`]: a hand after fewer moves competes.
+    let hand_plies = shortest
+        .map_or(MAX_HAND_PLIES, |k| k - 1)
+        .min(MAX_HAND_PLIES);
+    hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
+    hand.retain(|line| snapshots.allow_then_hand(pos, line, since, settling));
+    conclude(exact, &hand)
+}
+
+/// How many times the squares change as `line` is played, hand by hand: a
+/// move empties its square and fills another; a capture also empties the
+/// captured piece's square first; castling moves two pieces.
+fn square_changes(line: &[Move]) -> usize {
+    line.iter()
+        .map(|m| match m {
+            Move::Castle { .. } => 4,
+            _ if m.is_capture() => 3,
+            _ => 2,
+        })
+        .sum()
+}
+
+/// Checks `moves`, read from the squares' histories, against what the scan
+/// alone allows: every sequence of as many moves or fewer that explains it,
+/// and every one of fewer moves that leaves a move in progress.
+/// The moves they all begin with are certain.
+/// `since`: when the board first showed `pos`.
+/// `hands`: which moves in progress may be in the state.
+pub(super) fn confirm(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    since: u64,
+    moves: Vec<Move>,
+    pressed: bool,
+    hands: Hands,
+) -> ScanReading {
+    let (mut exact, _) = exact_explanations(pos, sensed, moves.len());
+    if matches!(hands, Hands::NotCameDown | Hands::TakingOnly) {
+        // A dump hides only what came before it, and the sensors count
+        // every square it showed occupied as possibly refilled then: a
+        // line their histories rule out (a square filled twice, never
+        // emptied in between) was not played.
+        exact.retain(|line| admits_line(pos, sensed, since, line));
+    }
+    // The line the histories read is an explanation too, however many
+    // shorter ones the scan alone allows.
+    if !exact.contains(&moves) {
+        exact.push(moves);
+    }
+    let mut hand = Vec::new();
+    if hands != Hands::None {
+        let shortest = exact.iter().map(Vec::len).min().unwrap_or(1);
+        let hand_plies = (shortest - 1).min(MAX_HAND_PLIES);
+        hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
+        hand.retain(|line| match hands {
+            Hands::NotCameDown => !hand_came_down(pos, sensed, line),
+            Hands::TakingOnly => takes_or_castles(pos, sensed, line),
+            Hands::None | Hands::Any => true,
+        });
+    }
+    conclude(exact, &hand)
 }
 
 /// Whether a move in progress after at most `plies` legal moves from `pos`
@@ -140,19 +228,26 @@ pub(super) fn exact_explanations(
         if before - after > plies {
             continue;
         }
-        let mut found = Vec::new();
-        exact_lines(
-            pos,
-            sensed,
-            plies,
-            &mut Vec::with_capacity(plies),
-            &mut found,
-        );
+        let found = exact_lines_of(pos, sensed, plies);
         if !found.is_empty() {
             return (distinct(found), Some(plies));
         }
     }
     (Vec::new(), None)
+}
+
+/// Every sequence of exactly `plies` legal moves from `pos` after which
+/// the board is what the sensors show.
+fn exact_lines_of(pos: &Chess, sensed: &SensedBoard, plies: usize) -> Vec<Vec<Move>> {
+    let mut found = Vec::new();
+    exact_lines(
+        pos,
+        sensed,
+        plies,
+        &mut Vec::with_capacity(plies),
+        &mut found,
+    );
+    found
 }
 
 /// Appends to `found` every sequence of exactly `plies` legal moves from
@@ -167,7 +262,10 @@ fn exact_lines(
     let last = plies == 1;
     for m in pos.legal_moves() {
         // The last move leaves its square empty and its destination full.
+        // (Castling is written king takes rook: its squares are checked
+        // with the board.)
         if last
+            && !m.is_castle()
             && (sensed.occupied().contains(from_square(&m)) || !sensed.occupied().contains(m.to()))
         {
             continue;

@@ -43,8 +43,8 @@ const EXPECTED: &[(&str, bool, bool, usize, usize, usize, usize)] = &[
     ("scan-250", false, false, 22, 0, 0, 0),
     ("scan-1000", true, true, 22, 0, 0, 0),
     ("scan-1000", true, false, 22, 0, 0, 0),
-    ("scan-1000", false, true, 4, 0, 748, 18),
-    ("scan-1000", false, false, 6, 1, 604, 18),
+    ("scan-1000", false, true, 20, 0, 47, 2),
+    ("scan-1000", false, false, 13, 0, 235, 0),
     ("blips", true, true, 22, 0, 0, 0),
     ("blips", true, false, 22, 0, 0, 0),
     ("blips", false, true, 22, 0, 0, 0),
@@ -63,8 +63,8 @@ const EXPECTED: &[(&str, bool, bool, usize, usize, usize, usize)] = &[
     ("rotated", false, false, 22, 0, 0, 0),
     ("hostile", true, true, 14, 0, 184, 6),
     ("hostile", true, false, 15, 0, 209, 7),
-    ("hostile", false, true, 7, 1, 379, 15),
-    ("hostile", false, false, 8, 0, 581, 14),
+    ("hostile", false, true, 7, 0, 622, 16),
+    ("hostile", false, false, 2, 1, 785, 17),
 ];
 
 /// Every 20th game, or all of them with `EBOARD_CORPUS_FULL=1`.

@@ -1,0 +1,194 @@
+//! The snapshots a scanning board sent since the record's position: each is
+//! the occupancy at one moment, so a sequence of moves that explains the
+//! last one must also have passed, in order, through what each earlier one
+//! shows. The squares' histories alone cannot tell that: a square filled
+//! before a scan and filled again after it reads as one placement.
+
+use shakmaty::{Bitboard, Chess, Move, Position};
+
+use crate::matcher::{move_squares, occupancy_after};
+
+/// The most snapshots kept: more than a record ever lags behind the board.
+const KEEP: usize = 64;
+
+/// The occupancies a scanning board showed, with the events that showed
+/// them, oldest first.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshots {
+    list: Vec<(u64, Bitboard)>,
+    /// A square was ever reported on its own.
+    reported: bool,
+}
+
+impl Snapshots {
+    /// A scan numbered `seq` showed `occupied`.
+    pub fn push(&mut self, seq: u64, occupied: Bitboard) {
+        if self.list.len() == KEEP {
+            self.list.remove(0);
+        }
+        self.list.push((seq, occupied));
+    }
+
+    /// A square-by-square report came: the snapshots no longer show every
+    /// state the board passed through.
+    pub fn clear(&mut self) {
+        self.list.clear();
+        self.reported = true;
+    }
+
+    /// Whether the board only ever sent snapshots. A board that reports
+    /// squares one by one and sends a full reading now and then is read
+    /// from the squares' reports, which say more than any snapshot.
+    pub fn only(&self) -> bool {
+        !self.reported
+    }
+
+    /// Whether `line`, played from `pos` (shown by event `since`), passes
+    /// through what every snapshot after `since` shows, in order: each one
+    /// is a position of the line, or one with the next move in progress
+    /// (the squares that move changes read anyhow). A snapshot before
+    /// `since`, or square reports in between, leave the line unchecked.
+    pub fn allow(&self, pos: &Chess, line: &[Move], since: u64, settling: Bitboard) -> bool {
+        let shown = self.after(since);
+        passes(&states(pos, line, settling), &shown)
+    }
+
+    /// Whether `line`, played from `pos` (shown by event `since`), then a
+    /// move in progress, passes through the snapshots: the last ones may
+    /// show the hand at work, where pieces only leave the board (a piece
+    /// put down on a square seen empty before is a move made).
+    pub fn allow_then_hand(
+        &self,
+        pos: &Chess,
+        line: &[Move],
+        since: u64,
+        settling: Bitboard,
+    ) -> bool {
+        let shown = self.after(since);
+        let states = states(pos, line, settling);
+        let (end, _) = states[states.len() - 1];
+        if shown.last().is_some_and(|last| !last.is_subset(end)) {
+            // A hand that filled a square: castling half done. Nothing
+            // here says when it began.
+            return true;
+        }
+        // The longest run of snapshots at the end that a hand explains.
+        let mut start = shown.len();
+        while start > 0
+            && shown[start - 1].is_subset(end)
+            && (start == shown.len() || shown[start].is_subset(shown[start - 1]))
+        {
+            start -= 1;
+        }
+        passes(&states, &shown[..start])
+    }
+
+    /// The snapshots after event `since`, oldest first.
+    fn after(&self, since: u64) -> Vec<Bitboard> {
+        self.list
+            .iter()
+            .filter(|(seq, _)| *seq > since)
+            .map(|&(_, shown)| shown)
+            .collect()
+    }
+}
+
+/// The occupancies of `line`'s positions from `pos`, each with the squares
+/// the next move changes (in `pos`, also `settling`: the squares of the
+/// move that led to it, which may not be over yet).
+fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<(Bitboard, Bitboard)> {
+    let mut states = Vec::with_capacity(line.len() + 1);
+    let mut occupied = pos.board().occupied();
+    let mut turn = pos.turn();
+    let mut moving = settling;
+    for &m in line {
+        states.push((occupied, moving | move_squares(m, turn)));
+        occupied = occupancy_after(occupied, m, turn);
+        turn = !turn;
+        moving = Bitboard::EMPTY;
+    }
+    states.push((occupied, moving));
+    states
+}
+
+/// Whether the snapshots `shown` are, in order, positions of `states` or
+/// positions with the next move in progress (the squares it changes read
+/// anyhow).
+fn passes(states: &[(Bitboard, Bitboard)], shown: &[Bitboard]) -> bool {
+    let mut at = 0;
+    for &shown in shown {
+        // The earliest state that can show it keeps every later one
+        // possible.
+        match states[at..]
+            .iter()
+            .position(|&(state, moving)| (state ^ shown) & !moving == Bitboard::EMPTY)
+        {
+            Some(k) => at += k,
+            None => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::position;
+    use shakmaty::{Square, san::San};
+
+    fn line(pos: &Chess, sans: &str) -> Vec<Move> {
+        let mut pos = pos.clone();
+        sans.split_whitespace()
+            .map(|s| {
+                let m = s.parse::<San>().unwrap().to_move(&pos).unwrap();
+                pos.play_unchecked(m);
+                m
+            })
+            .collect()
+    }
+
+    fn occupancy(pos: &Chess, sans: &str) -> Bitboard {
+        let mut pos = pos.clone();
+        for m in line(&pos.clone(), sans) {
+            pos.play_unchecked(m);
+        }
+        pos.board().occupied()
+    }
+
+    #[test]
+    fn a_move_seen_in_a_snapshot_before_its_turn_rules_the_line_out() {
+        // After 1.e4 c5 2.Nf3 d6 3.d4 cxd4 the snapshots show the knight
+        // gone from f3, then ...e5 with White's other knight in the hand,
+        // then on c3: 4.Nxd4 e5 5.Nc3. The same last snapshot is also
+        // 4.Nc3 e5 5.Nxe5, which would have shown b1 empty before f3.
+        let pos = position("rnbqkbnr/pp2pppp/3p4/8/3pP3/5N2/PPP2PPP/RNBQKB1R w KQkq - 0 4");
+        let mut s = Snapshots::default();
+        s.push(1, pos.board().occupied());
+        s.push(2, occupancy(&pos, "Nxd4"));
+        s.push(3, occupancy(&pos, "Nxd4 e5").without(Square::B1));
+        s.push(4, occupancy(&pos, "Nxd4 e5 Nc3"));
+        assert_eq!(
+            occupancy(&pos, "Nxd4 e5 Nc3"),
+            occupancy(&pos, "Nc3 e5 Nxe5")
+        );
+        assert!(s.allow(&pos, &line(&pos, "Nxd4 e5 Nc3"), 0, Bitboard::EMPTY));
+        assert!(!s.allow(&pos, &line(&pos, "Nc3 e5 Nxe5"), 0, Bitboard::EMPTY));
+        // Snapshots before the record's position say nothing of the line.
+        assert!(s.allow(&pos, &line(&pos, "Nc3 e5 Nxe5"), 3, Bitboard::EMPTY));
+    }
+
+    #[test]
+    fn snapshots_may_skip_positions_and_catch_hands() {
+        let pos = Chess::default();
+        let mut s = Snapshots::default();
+        s.push(1, occupancy(&pos, "e4").without(Square::E7));
+        s.push(2, occupancy(&pos, "e4 e5 Nf3"));
+        assert!(s.allow(&pos, &line(&pos, "e4 e5 Nf3"), 0, Bitboard::EMPTY));
+        // Out of order: the knight cannot come out before 1...e5 was made
+        // if the pawn was seen in the hand first.
+        s.clear();
+        s.push(1, occupancy(&pos, "e4").without(Square::G1));
+        s.push(2, occupancy(&pos, "e4 e5 Nf3"));
+        assert!(!s.allow(&pos, &line(&pos, "e4 e5 Nf3"), 0, Bitboard::EMPTY));
+    }
+}
