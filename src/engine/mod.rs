@@ -102,9 +102,6 @@ pub struct Engine {
     /// The squares the last dump showed occupied: any of them may have
     /// been emptied and refilled unseen before it.
     unseen: shakmaty::Bitboard,
-    /// The board has reported a square change: a full scan after that is
-    /// a reconnection's dump, not a scanning board's first snapshot.
-    squares_reported: bool,
     /// The occupancies a scanning board showed since its last square
     /// report.
     snapshots: snapshots::Snapshots,
@@ -148,7 +145,6 @@ impl Engine {
             dumped: false,
             dump_seq: 0,
             unseen: shakmaty::Bitboard::EMPTY,
-            squares_reported: false,
             snapshots: snapshots::Snapshots::default(),
             reading_dump: false,
             lifted: [None; 64],
@@ -285,7 +281,6 @@ impl Engine {
         if self.sensed.lift(sq, self.seq) {
             self.settle.changed(t, self.seq);
             self.scanned = false;
-            self.squares_reported = true;
             self.snapshots.clear();
         }
         self.complete_by_opponent_lift(sq, settled, t);
@@ -306,7 +301,6 @@ impl Engine {
         if self.sensed.place(sq, piece, self.seq) {
             self.settle.changed(t, self.seq);
             self.scanned = false;
-            self.squares_reported = true;
             self.snapshots.clear();
         }
         if candidate {
@@ -466,8 +460,10 @@ impl Engine {
         let moves = matches!(reading, Reading::Moves(_));
         // On a board that identifies pieces the dump names each move; on
         // occupancy the move is read from what could explain it.
+        // A board that never reported a square on its own sends no dumps
+        // after reconnections: its first scan is a snapshot.
         self.reading_dump =
-            scanned == Scanned::Dump && self.squares_reported && !self.sensed.identifies_all();
+            scanned == Scanned::Dump && !self.snapshots.only() && !self.sensed.identifies_all();
         self.apply(reading, made_at, basis, scanned != Scanned::No);
         if moves
             && matches!(scanned, Scanned::Dump | Scanned::AfterDump)
