@@ -34,6 +34,26 @@ pub fn in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
             && (theirs.is_empty() || theirs.count() == 1 && can_be_captured(pos, theirs, own));
     }
     castling_in_progress(pos, sensed, removed, added)
+        || en_passant_in_progress(pos, sensed, removed, added)
+}
+
+/// The pawn put on its en passant square, the pawn it takes not yet off
+/// the board: a capture is made once the captured piece is removed too
+/// (Art. 4.7.1; en passant is a capture, Art. 3.7.4).
+fn en_passant_in_progress(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    removed: Bitboard,
+    added: Bitboard,
+) -> bool {
+    pos.legal_moves().iter().any(|m| match *m {
+        Move::EnPassant { from, to } => {
+            removed == Bitboard::from_square(from)
+                && added == Bitboard::from_square(to)
+                && sensed.piece_at(to).is_none_or(|p| p == pos.turn().pawn())
+        }
+        _ => false,
+    })
 }
 
 /// The one legal move from `pos` after which the sensed board is a move in
