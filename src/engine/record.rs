@@ -24,7 +24,11 @@ impl Engine {
             if std::mem::take(&mut self.clock.pending_press[mover]) {
                 // The clock was pressed before the board showed the move.
                 self.complete_all(made_at);
-                self.clock.early_press = Some((mover, ply));
+                // Unless the opponent has pressed since: the record is
+                // behind the clock, and his next press is his own move's.
+                if self.clock.last_press == Some(mover) {
+                    self.clock.early_press = Some((mover, ply));
+                }
             }
         }
         if let ([m], Some(before)) = (moves, before) {
