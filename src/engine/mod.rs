@@ -46,7 +46,7 @@ pub use orientation::Orientation;
 pub use output::{EngineError, GameEvent};
 pub use phase::{Phase, Unexplained};
 pub use progress::in_progress;
-pub use read::{Reading, Scanned, read};
+pub use read::{Moment, Reading, Scanned, read};
 pub use settle::Settle;
 pub use snapshots::Snapshots;
 pub use touch::Touches;
@@ -109,6 +109,11 @@ pub struct Engine {
     /// every move recorded from it was made while nobody was listening,
     /// and is inferred from the squares alone.
     reading_dump: bool,
+    /// The last reading was a move in progress: if the players end the
+    /// game now, the state is read again as where they left the pieces.
+    hand_awaited: bool,
+    /// The state is being read as the players left it at the game's end.
+    closing: bool,
     /// Per square, when a piece was last lifted from it and what the board
     /// said it was: a piece put back within the settle time is a blip.
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
@@ -147,6 +152,8 @@ impl Engine {
             unseen: shakmaty::Bitboard::EMPTY,
             snapshots: snapshots::Snapshots::default(),
             reading_dump: false,
+            hand_awaited: false,
+            closing: false,
             lifted: [None; 64],
         }
     }
@@ -258,6 +265,17 @@ impl Engine {
             other => {
                 // The rest speak of the settled position.
                 self.flush();
+                if matches!(
+                    other,
+                    BoardEvent::Resign(_) | BoardEvent::Draw | BoardEvent::Result(_)
+                ) && self.hand_awaited
+                {
+                    // The players ended the game: what the board shows is
+                    // where they left it, not a piece in the air.
+                    self.closing = true;
+                    self.evaluate();
+                    self.closing = false;
+                }
                 self.apply_decision(other, t)?;
             }
         }
@@ -446,10 +464,14 @@ impl Engine {
             sensed,
             &self.snapshots,
             &self.phase,
-            self.clock.pending_press,
+            Moment {
+                pending_press: self.clock.pending_press,
+                closing: self.closing,
+            },
             self.config.arbiter,
             scanned,
         );
+        self.hand_awaited = reading == Reading::Hand;
         let waiting = matches!(
             reading,
             Reading::Wait | Reading::Hand | Reading::Ambiguous(_)

@@ -79,19 +79,31 @@ pub enum Scanned {
     AfterDump,
 }
 
-/// Reads the settled board state. `pending_press`: a player pressed his
-/// clock before the board showed his move; `arbiter`: irregularities are
-/// watched for; `scanned`: whether a full scan changed the sensors last, so
-/// states may have been skipped.
+/// What bears on reading a state besides the board: the clock and the
+/// game's end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Moment {
+    /// A player pressed his clock before the board showed his move.
+    pub pending_press: ByColor<bool>,
+    /// The game is being ended (a resignation, a draw agreed, a result
+    /// given): the board stands as the players left it, with no piece in
+    /// the air.
+    pub closing: bool,
+}
+
+/// Reads the settled board state at `moment`. `arbiter`: irregularities
+/// are watched for; `scanned`: whether a full scan changed the sensors
+/// last, so states may have been skipped.
 pub fn read(
     game: &Game,
     sensed: &SensedBoard,
     snapshots: &Snapshots,
     phase: &Phase,
-    pending_press: ByColor<bool>,
+    moment: Moment,
     arbiter: bool,
     scanned: Scanned,
 ) -> Reading {
+    let pending_press = moment.pending_press;
     if game.is_over() {
         return read_after_game(game, sensed);
     }
@@ -110,9 +122,9 @@ pub fn read(
     let moves = if matches!(scanned, Scanned::Dump | Scanned::AfterDump)
         || scanned == Scanned::Snapshot && sensed.identifies_all()
     {
-        read_scan_moves(game, sensed, pending_press, scanned)
+        read_scan_moves(game, sensed, moment, scanned)
     } else if scanned == Scanned::Snapshot && snapshots.only() {
-        read_occupancy_snapshot(game, sensed, snapshots, pending_press)
+        read_occupancy_snapshot(game, sensed, snapshots, moment)
     } else {
         read_moves(game, sensed)
     };
@@ -146,11 +158,26 @@ fn read_occupancy_snapshot(
     game: &Game,
     sensed: &SensedBoard,
     snapshots: &Snapshots,
-    pending_press: ByColor<bool>,
+    moment: Moment,
 ) -> Option<Reading> {
     let pos = game.position();
-    let since = game.basis(game.ply());
-    match read_moves(game, sensed) {
+    let n = game.ply();
+    let since = game.basis(n);
+    let histories = match read_moves(game, sensed) {
+        // The last move changed must fit the snapshots since the position
+        // before it, as moves made must fit those since the record's.
+        Some(Reading::Changed(m))
+            if !n.checked_sub(1).is_some_and(|prev| {
+                game.position_at(prev).is_some_and(|before| {
+                    snapshots.allow(before, &[m], game.basis(prev), Bitboard::EMPTY)
+                })
+            }) =>
+        {
+            None
+        }
+        other => other,
+    };
+    match histories {
         Some(Reading::Moves(_)) | None => {
             // A promoted pawn may still be exchanged for the new piece
             // (Art. 4.6.2 counts the move made when the pawn is released
@@ -159,11 +186,17 @@ fn read_occupancy_snapshot(
                 Some(last) if last.mv.is_promotion() => Bitboard::from_square(last.mv.to()),
                 _ => Bitboard::EMPTY,
             };
-            let pressed = pending_press[pos.turn()];
-            match read_snapshots(pos, sensed, pressed, snapshots, since, settling) {
+            let pressed = moment.pending_press[pos.turn()];
+            let hands = !moment.closing;
+            match read_snapshots(pos, sensed, pressed, hands, snapshots, since, settling) {
                 // A snapshot is trusted for two moves at most, as on boards
-                // that identify pieces.
-                ScanReading::Moves(moves) if moves.len() > SNAPSHOT_PLIES => {
+                // that identify pieces: the moves before them must have
+                // shown in the snapshots before it.
+                ScanReading::Moves(moves)
+                    if moves.len() > SNAPSHOT_PLIES
+                        && snapshots.plies_shown_last(pos, &moves, since, settling)
+                            > SNAPSHOT_PLIES =>
+                {
                     Some(Reading::Ambiguous(vec![moves]))
                 }
                 reading => from_scan(reading),
@@ -182,10 +215,10 @@ fn read_occupancy_snapshot(
 fn read_scan_moves(
     game: &Game,
     sensed: &SensedBoard,
-    pending_press: ByColor<bool>,
+    moment: Moment,
     scanned: Scanned,
 ) -> Option<Reading> {
-    let reading = read_scanned_state(game, sensed, pending_press, scanned);
+    let reading = read_scanned_state(game, sensed, moment, scanned);
     match reading {
         // As with the resynchronisation search, a snapshot is trusted for
         // two moves at most: longer lines are listed for the arbiter (a
@@ -203,23 +236,25 @@ fn read_scan_moves(
 fn read_scanned_state(
     game: &Game,
     sensed: &SensedBoard,
-    pending_press: ByColor<bool>,
+    moment: Moment,
     scanned: Scanned,
 ) -> Option<Reading> {
     let pos = game.position();
+    let pressed = moment.pending_press[pos.turn()];
     match read_moves(game, sensed) {
         Some(Reading::Moves(moves)) => {
             // A dump is read before any hand moved again, but on occupancy
             // a piece lifted looks like a piece taken: the hand is weighed,
             // after the dump with what the squares' reports show.
             let hands = match scanned {
+                _ if moment.closing => Hands::None,
                 Scanned::Snapshot => Hands::Any,
                 _ if sensed.identifies_all() => Hands::None,
                 Scanned::AfterDump => Hands::NotCameDown,
                 _ => Hands::TakingOnly,
             };
             let since = game.basis(game.ply());
-            let confirmed = confirm(pos, sensed, since, moves, pending_press[pos.turn()], hands);
+            let confirmed = confirm(pos, sensed, since, moves, pressed, hands);
             return from_scan(confirmed);
         }
         None => {}
@@ -230,7 +265,7 @@ fn read_scanned_state(
         // search reads it, deeper than this.
         return None;
     }
-    from_scan(read_scan(pos, sensed, pending_press[pos.turn()]))
+    from_scan(read_scan(pos, sensed, pressed, !moment.closing))
 }
 
 /// The reading a scan reading is; `None` when nothing explains the scan.

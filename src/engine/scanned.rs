@@ -41,12 +41,21 @@ pub(super) enum ScanReading {
 
 /// Reads `sensed` against `pos`. `pressed`: the player to move pressed his
 /// clock since the board last showed `pos`, so his move is over and a piece
-/// of his in the air is not a move in progress. Moves that only a hand
+/// of his in the air is not a move in progress; `hands`: whether any piece
+/// may be in the air at all (not while the game is being ended). Moves that only a hand
 /// after them explains are not recorded: a piece missing from a scan may be
 /// in the hand after a short line or taken in a longer one the scans hid.
-pub(super) fn read_scan(pos: &Chess, sensed: &SensedBoard, pressed: bool) -> ScanReading {
+pub(super) fn read_scan(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    pressed: bool,
+    hands: bool,
+) -> ScanReading {
     let (exact, shortest) = exact_explanations(pos, sensed, MAX_PLIES);
     let mut hand = Vec::new();
+    if !hands {
+        return conclude(exact, &hand);
+    }
     // A hand after fewer moves than the shortest exact sequence competes
     // with it; after as many, the exact sequence is the shorter story.
     let hand_plies = shortest
@@ -85,11 +94,13 @@ fn conclude(exact: Vec<Vec<Move>>, hand: &[Vec<Move>]) -> ScanReading {
 /// is as likely as a shorter one with more). Sequences of fewer moves that
 /// leave a move in progress count too. Only the moves they all begin with
 /// are certain. `settling`: squares the last recorded move may still be
-/// changing (see [`Snapshots::allow`]).
+/// changing (see [`Snapshots::allow`]); `pressed` and `hands` as in
+/// [`read_scan`].
 pub(super) fn read_snapshots(
     pos: &Chess,
     sensed: &SensedBoard,
     pressed: bool,
+    hands: bool,
     snapshots: &Snapshots,
     since: u64,
     settling: Bitboard,
@@ -127,13 +138,58 @@ pub(super) fn read_snapshots(
     let exact = distinct(exact);
     let shortest = exact.iter().map(Vec::len).min();
     let mut hand = Vec::new();
+    if !hands {
+        return conclude(exact, &hand);
+    }
     // As in [`read_scan`]: a hand after fewer moves competes.
     let hand_plies = shortest
         .map_or(MAX_HAND_PLIES, |k| k - 1)
         .min(MAX_HAND_PLIES);
     hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
+    for line in &exact {
+        hand.extend(moved_then_taken(pos, sensed, line));
+    }
     hand.retain(|line| snapshots.allow_then_hand(pos, line, since, settling));
     conclude(exact, &hand)
+}
+
+/// The lines that end like `line` but with its last move, a capture, made
+/// to another square instead, where the opponent has begun to take the
+/// piece: both only empty the piece's square, and a scan that caught
+/// neither the captured piece lifted nor the piece on its other square
+/// cannot tell them apart. The next move does.
+fn moved_then_taken(pos: &Chess, sensed: &SensedBoard, line: &[Move]) -> Vec<Vec<Move>> {
+    let Some((&last, prefix)) = line.split_last() else {
+        return Vec::new();
+    };
+    if !matches!(
+        last,
+        Move::Normal {
+            capture: Some(_),
+            ..
+        }
+    ) {
+        return Vec::new();
+    }
+    let mut before = pos.clone();
+    for &m in prefix {
+        before.play_unchecked(m);
+    }
+    before
+        .legal_moves()
+        .into_iter()
+        .filter(|m| m.from() == last.from() && !m.is_capture())
+        .filter(|&m| {
+            let mut after = before.clone();
+            after.play_unchecked(m);
+            in_progress(&after, sensed)
+        })
+        .map(|m| {
+            let mut alt = prefix.to_vec();
+            alt.push(m);
+            alt
+        })
+        .collect()
 }
 
 /// How many times the squares change as `line` is played, hand by hand: a
@@ -314,7 +370,7 @@ fn hand_lines(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Hands {
     /// None: a dump on a board that identifies pieces, read before any hand
-    /// moved again.
+    /// moved again, or the board as the players left it at the game's end.
     None,
     /// Any: a snapshot may catch a hand at any moment.
     Any,
@@ -432,8 +488,11 @@ mod tests {
         exact_lines(&pos, &sensed, 1, &mut Vec::new(), &mut found);
         assert_eq!(found, vec![moves.clone()]);
         // But the queen may be in the hand, unless he pressed his clock.
-        assert_eq!(read_scan(&pos, &sensed, false), ScanReading::Hand);
-        assert_eq!(read_scan(&pos, &sensed, true), ScanReading::Moves(moves));
+        assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
+        assert_eq!(
+            read_scan(&pos, &sensed, true, true),
+            ScanReading::Moves(moves)
+        );
     }
 
     #[test]
@@ -442,7 +501,7 @@ mod tests {
         // Qxa7 Qd4 and Qd4 Qxd4 leave the same squares occupied.
         let (after, _) = play(&pos, &["e3a7", "d7d4"]);
         let sensed = scanned(&pos, after.board(), false);
-        let reading = read_scan(&pos, &sensed, true);
+        let reading = read_scan(&pos, &sensed, true, true);
         assert!(
             !matches!(reading, ScanReading::Moves(_)),
             "nothing is certain: {reading:?}"
@@ -450,7 +509,10 @@ mod tests {
         // A board that identifies pieces tells them apart.
         let sensed = scanned(&pos, after.board(), true);
         let (_, moves) = play(&pos, &["e3a7", "d7d4"]);
-        assert_eq!(read_scan(&pos, &sensed, true), ScanReading::Moves(moves));
+        assert_eq!(
+            read_scan(&pos, &sensed, true, true),
+            ScanReading::Moves(moves)
+        );
     }
 
     #[test]
@@ -459,7 +521,10 @@ mod tests {
         let pos = position("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
         let (after, moves) = play(&pos, &["e4d5", "d8d5"]);
         let sensed = scanned(&pos, after.board(), true);
-        assert_eq!(read_scan(&pos, &sensed, false), ScanReading::Moves(moves));
+        assert_eq!(
+            read_scan(&pos, &sensed, false, true),
+            ScanReading::Moves(moves)
+        );
     }
 
     #[test]
@@ -468,7 +533,7 @@ mod tests {
         let mut board = pos.board().clone();
         board.discard_piece_at(Square::G1);
         let sensed = scanned(&pos, &board, false);
-        assert_eq!(read_scan(&pos, &sensed, false), ScanReading::Hand);
+        assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
     }
 
     #[test]
@@ -482,6 +547,6 @@ mod tests {
         let mut board = after.board().clone();
         board.discard_piece_at(Square::G8);
         let sensed = scanned(&pos, &board, true);
-        assert_eq!(read_scan(&pos, &sensed, false), ScanReading::Hand);
+        assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
     }
 }

@@ -53,6 +53,36 @@ impl Snapshots {
         passes(&states(pos, line, settling), &shown)
     }
 
+    /// How many of `line`'s moves, played from `pos` (shown by event
+    /// `since`) through the snapshots, only the last snapshot shows: those
+    /// after the latest position of the line that a snapshot before it
+    /// showed exactly, no hand at work (all of them when none did).
+    pub fn plies_shown_last(
+        &self,
+        pos: &Chess,
+        line: &[Move],
+        since: u64,
+        settling: Bitboard,
+    ) -> usize {
+        let shown = self.after(since);
+        let states = states(pos, line, settling);
+        let (Some(earliest), Some(latest)) = (earliest(&states, &shown), latest(&states, &shown))
+        else {
+            return line.len();
+        };
+        // Each snapshot before the last may be any state between the
+        // earliest and the latest the order allows it.
+        let pinned = (0..shown.len().saturating_sub(1))
+            .filter_map(|j| {
+                (earliest[j]..=latest[j])
+                    .rev()
+                    .find(|&i| states[i].0 == shown[j])
+            })
+            .max()
+            .unwrap_or(0);
+        line.len() - pinned
+    }
+
     /// Whether `line`, played from `pos` (shown by event `since`), then a
     /// move in progress, passes through the snapshots: the last ones may
     /// show the hand at work, where pieces only leave the board (a piece
@@ -115,19 +145,43 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<(Bitboard, Bitb
 /// positions with the next move in progress (the squares it changes read
 /// anyhow).
 fn passes(states: &[(Bitboard, Bitboard)], shown: &[Bitboard]) -> bool {
+    earliest(states, shown).is_some()
+}
+
+/// Whether the state `state` (with the squares `moving` read anyhow) can
+/// be what a snapshot `shown`.
+fn can_show((state, moving): (Bitboard, Bitboard), shown: Bitboard) -> bool {
+    (state ^ shown) & !moving == Bitboard::EMPTY
+}
+
+/// The earliest state of `states` each of `shown` can be, in order, when
+/// they pass through them (see [`passes`]).
+fn earliest(states: &[(Bitboard, Bitboard)], shown: &[Bitboard]) -> Option<Vec<usize>> {
     let mut at = 0;
+    let mut found = Vec::with_capacity(shown.len());
     for &shown in shown {
         // The earliest state that can show it keeps every later one
         // possible.
-        match states[at..]
+        at += states[at..]
             .iter()
-            .position(|&(state, moving)| (state ^ shown) & !moving == Bitboard::EMPTY)
-        {
-            Some(k) => at += k,
-            None => return false,
-        }
+            .position(|&state| can_show(state, shown))?;
+        found.push(at);
     }
-    true
+    Some(found)
+}
+
+/// The latest state of `states` each of `shown` can be, in order, the
+/// last one no further than the end of the line.
+fn latest(states: &[(Bitboard, Bitboard)], shown: &[Bitboard]) -> Option<Vec<usize>> {
+    let mut bound = states.len() - 1;
+    let mut found = vec![0; shown.len()];
+    for (j, &shown) in shown.iter().enumerate().rev() {
+        bound = states[..=bound]
+            .iter()
+            .rposition(|&state| can_show(state, shown))?;
+        found[j] = bound;
+    }
+    Some(found)
 }
 
 #[cfg(test)]
@@ -175,6 +229,31 @@ mod tests {
         assert!(!s.allow(&pos, &line(&pos, "Nc3 e5 Nxe5"), 0, Bitboard::EMPTY));
         // Snapshots before the record's position say nothing of the line.
         assert!(s.allow(&pos, &line(&pos, "Nc3 e5 Nxe5"), 3, Bitboard::EMPTY));
+    }
+
+    #[test]
+    fn only_a_position_shown_exactly_pins_the_moves_before_the_last_snapshot() {
+        // 4.Nxd4 e5 5.Nc3 after 3...cxd4, as in the test above.
+        let pos = position("rnbqkbnr/pp2pppp/3p4/8/3pP3/5N2/PPP2PPP/RNBQKB1R w KQkq - 0 4");
+        let moves = line(&pos, "Nxd4 e5 Nc3");
+        let last = occupancy(&pos, "Nxd4 e5 Nc3");
+        // The snapshot before the last showed the position after 4...e5:
+        // the last one shows one move only.
+        let mut s = Snapshots::default();
+        s.push(1, occupancy(&pos, "Nxd4 e5"));
+        s.push(2, last);
+        assert_eq!(s.plies_shown_last(&pos, &moves, 0, Bitboard::EMPTY), 1);
+        // It showed 4...e5 with the knight already lifted from b1: a hand
+        // at work pins nothing, so all three rest on the last snapshot.
+        let mut s = Snapshots::default();
+        s.push(1, occupancy(&pos, "Nxd4 e5").without(Square::B1));
+        s.push(2, last);
+        assert!(s.allow(&pos, &moves, 0, Bitboard::EMPTY));
+        assert_eq!(s.plies_shown_last(&pos, &moves, 0, Bitboard::EMPTY), 3);
+        // With no snapshot before it, the last one shows them all.
+        let mut s = Snapshots::default();
+        s.push(1, last);
+        assert_eq!(s.plies_shown_last(&pos, &moves, 0, Bitboard::EMPTY), 3);
     }
 
     #[test]
