@@ -56,7 +56,8 @@ impl Snapshots {
     /// How many of `line`'s moves, played from `pos` (shown by event
     /// `since`) through the snapshots, only the last snapshot shows: those
     /// after the latest position of the line that a snapshot before it
-    /// showed exactly, no hand at work (all of them when none did).
+    /// showed, exactly or with pieces of the next move only lifted (all of
+    /// them when none did).
     pub fn plies_shown_last(
         &self,
         pos: &Chess,
@@ -76,7 +77,7 @@ impl Snapshots {
             .filter_map(|j| {
                 (earliest[j]..=latest[j])
                     .rev()
-                    .find(|&i| states[i].0 == shown[j])
+                    .find(|&i| lifting(states[i], shown[j]))
             })
             .max()
             .unwrap_or(0);
@@ -152,6 +153,14 @@ fn passes(states: &[(Bitboard, Bitboard)], shown: &[Bitboard]) -> bool {
 /// be what a snapshot `shown`.
 fn can_show((state, moving): (Bitboard, Bitboard), shown: Bitboard) -> bool {
     (state ^ shown) & !moving == Bitboard::EMPTY
+}
+
+/// Whether a snapshot `shown` is the position `state` itself, or with
+/// pieces of the next move (squares `moving`) lifted and none put down
+/// yet: a hand that only took pieces off, which nothing but that position
+/// explains so closely (a square filled out of turn may be a blip).
+fn lifting((state, moving): (Bitboard, Bitboard), shown: Bitboard) -> bool {
+    shown.is_subset(state) && (state & !shown).is_subset(moving)
 }
 
 /// The earliest state of `states` each of `shown` can be, in order, when
@@ -244,9 +253,17 @@ mod tests {
         s.push(2, last);
         assert_eq!(s.plies_shown_last(&pos, &moves, 0, Bitboard::EMPTY), 1);
         // It showed 4...e5 with the knight already lifted from b1: a hand
-        // at work pins nothing, so all three rest on the last snapshot.
+        // that only took a piece off pins the position as well.
         let mut s = Snapshots::default();
         s.push(1, occupancy(&pos, "Nxd4 e5").without(Square::B1));
+        s.push(2, last);
+        assert_eq!(s.plies_shown_last(&pos, &moves, 0, Bitboard::EMPTY), 1);
+        // It showed c3 filled with b1 still full: the order allows it (the
+        // knight put down before it was seen lifted), but a square filled
+        // out of turn may be a blip, so it pins nothing and all three rest
+        // on the last snapshot.
+        let mut s = Snapshots::default();
+        s.push(1, occupancy(&pos, "Nxd4 e5").with(Square::C3));
         s.push(2, last);
         assert!(s.allow(&pos, &moves, 0, Bitboard::EMPTY));
         assert_eq!(s.plies_shown_last(&pos, &moves, 0, Bitboard::EMPTY), 3);
