@@ -148,8 +148,9 @@ pub fn read(
 }
 
 /// A snapshot of a board that only senses occupancy. What the squares'
-/// histories show besides moves made stands (the last move changed, moves
-/// taken back, several single moves). Moves made are read from the
+/// histories show besides moves made stands (the last move changed, if the
+/// snapshots allow it; moves taken back). Moves made, and the several
+/// single moves the histories cannot choose between, are read from the
 /// snapshots themselves ([`read_snapshots`]): a capture between two scans
 /// leaves no trace in the histories, so they would take a line with an
 /// unseen refill of an empty square over the real one with an unseen
@@ -177,8 +178,12 @@ fn read_occupancy_snapshot(
         }
         other => other,
     };
+    // Several single moves the histories allow are weighed by the
+    // snapshots too; if none fits them, the state waits as the histories
+    // say.
+    let waits = histories == Some(Reading::Wait);
     match histories {
-        Some(Reading::Moves(_)) | None => {
+        Some(Reading::Moves(_) | Reading::Wait) | None => {
             // A promoted pawn may still be exchanged for the new piece
             // (Art. 4.6.2 counts the move made when the pawn is released
             // there; an occupancy board sees the pawn).
@@ -199,6 +204,7 @@ fn read_occupancy_snapshot(
                 {
                     Some(Reading::Ambiguous(vec![moves]))
                 }
+                ScanReading::None if waits => Some(Reading::Wait),
                 reading => from_scan(reading),
             }
         }
