@@ -112,8 +112,6 @@ pub struct Engine {
     /// The last reading was a move in progress: if the players end the
     /// game now, the state is read again as where they left the pieces.
     hand_awaited: bool,
-    /// The state is being read as the players left it at the game's end.
-    closing: bool,
     /// Per square, when a piece was last lifted from it and what the board
     /// said it was: a piece put back within the settle time is a blip.
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
@@ -153,7 +151,6 @@ impl Engine {
             snapshots: snapshots::Snapshots::default(),
             reading_dump: false,
             hand_awaited: false,
-            closing: false,
             lifted: [None; 64],
         }
     }
@@ -272,9 +269,7 @@ impl Engine {
                 {
                     // The players ended the game: what the board shows is
                     // where they left it, not a piece in the air.
-                    self.closing = true;
-                    self.evaluate();
-                    self.closing = false;
+                    self.evaluate_at(true);
                 }
                 self.apply_decision(other, t)?;
             }
@@ -425,14 +420,16 @@ impl Engine {
 
     fn read_board(&mut self) {
         let clock_pending = self.settle.mark_read();
-        self.evaluate();
+        self.evaluate_at(false);
         if clock_pending {
             self.update_last_completed_clock();
         }
     }
 
     /// Reads the settled board state and applies what it shows.
-    fn evaluate(&mut self) {
+    /// `closing`: the players are ending the game, so the board stands as
+    /// they left it, with no piece in the air.
+    fn evaluate_at(&mut self, closing: bool) {
         let made_at = self.settle.since();
         let basis = self.settle.basis();
         let plies = self.game().ply();
@@ -466,7 +463,7 @@ impl Engine {
             &self.phase,
             Moment {
                 pending_press: self.clock.pending_press,
-                closing: self.closing,
+                closing,
             },
             self.config.arbiter,
             scanned,
@@ -498,7 +495,7 @@ impl Engine {
             // shows were certain from the record as it was; the rest is
             // read now from the record they lead to: no later scan comes
             // to read it.
-            return self.evaluate();
+            return self.evaluate_at(closing);
         }
         let game = self.game();
         let mut in_hand =

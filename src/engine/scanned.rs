@@ -42,9 +42,10 @@ pub(super) enum ScanReading {
 /// Reads `sensed` against `pos`. `pressed`: the player to move pressed his
 /// clock since the board last showed `pos`, so his move is over and a piece
 /// of his in the air is not a move in progress; `hands`: whether any piece
-/// may be in the air at all (not while the game is being ended). Moves that only a hand
-/// after them explains are not recorded: a piece missing from a scan may be
-/// in the hand after a short line or taken in a longer one the scans hid.
+/// may be in the air at all (not while the game is being ended). Moves that
+/// only a hand after them explains are not recorded: a piece missing from a
+/// scan may be in the hand after a short line or taken in a longer one the
+/// scans hid.
 pub(super) fn read_scan(
     pos: &Chess,
     sensed: &SensedBoard,
@@ -52,17 +53,29 @@ pub(super) fn read_scan(
     hands: bool,
 ) -> ScanReading {
     let (exact, shortest) = exact_explanations(pos, sensed, MAX_PLIES);
-    let mut hand = Vec::new();
-    if !hands {
-        return conclude(exact, &hand);
-    }
-    // A hand after fewer moves than the shortest exact sequence competes
-    // with it; after as many, the exact sequence is the shorter story.
-    let hand_plies = shortest
+    let hand = if hands {
+        shorter_hands(pos, sensed, shortest, pressed)
+    } else {
+        Vec::new()
+    };
+    conclude(exact, &hand)
+}
+
+/// The lines that leave a move in progress and compete with exact
+/// explanations of `shortest` moves: those after fewer moves (after as
+/// many, the exact sequence is the shorter story).
+fn shorter_hands(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    shortest: Option<usize>,
+    pressed: bool,
+) -> Vec<Vec<Move>> {
+    let plies = shortest
         .map_or(MAX_HAND_PLIES, |k| k - 1)
         .min(MAX_HAND_PLIES);
-    hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
-    conclude(exact, &hand)
+    let mut hand = Vec::new();
+    hand_lines(pos, sensed, plies, pressed, &mut Vec::new(), &mut hand);
+    hand
 }
 
 /// What the exact explanations of a scan and the lines that leave a move
@@ -136,16 +149,11 @@ pub(super) fn read_snapshots(
         }
     }
     let exact = distinct(exact);
-    let shortest = exact.iter().map(Vec::len).min();
-    let mut hand = Vec::new();
     if !hands {
-        return conclude(exact, &hand);
+        return conclude(exact, &[]);
     }
-    // As in [`read_scan`]: a hand after fewer moves competes.
-    let hand_plies = shortest
-        .map_or(MAX_HAND_PLIES, |k| k - 1)
-        .min(MAX_HAND_PLIES);
-    hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
+    let shortest = exact.iter().map(Vec::len).min();
+    let mut hand = shorter_hands(pos, sensed, shortest, pressed);
     for line in &exact {
         hand.extend(moved_then_taken(pos, sensed, line));
     }
