@@ -265,10 +265,12 @@ impl Engine {
                 if matches!(
                     other,
                     BoardEvent::Resign(_) | BoardEvent::Draw | BoardEvent::Result(_)
-                ) && self.hand_awaited
+                ) && (self.hand_awaited
+                    || self.scanned && !self.sensed.shows_position(self.game().position()))
                 {
                     // The players ended the game: what the board shows is
-                    // where they left it, not a piece in the air.
+                    // where they left it, not a piece in the air (also when
+                    // only the first of the moves a scan showed was read).
                     self.evaluate_at(true);
                 }
                 self.apply_decision(other, t)?;
