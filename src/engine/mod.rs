@@ -51,12 +51,13 @@ pub use settle::Settle;
 pub use snapshots::Snapshots;
 pub use touch::Touches;
 
-use shakmaty::{ByColor, CastlingMode, Chess, Position, Square};
+use shakmaty::{ByColor, CastlingMode, Chess, Move, Position, Square};
 
 use crate::{
     alert::AlertKind,
     event::{BoardEvent, Millis, TimedEvent},
     game::{Game, Termination, win},
+    resync::SyncState,
     sensed::SensedBoard,
 };
 use complete::Clock;
@@ -201,7 +202,7 @@ impl Engine {
         // While ambiguous the arbiter has the candidates instead.
         let displaced = if self.config.arbiter
             && !self.game().is_over()
-            && self.sync_state() != crate::resync::SyncState::Ambiguous
+            && self.sync_state() != SyncState::Ambiguous
         {
             self.phase.displaced_deadline(self.config.displaced_ms)
         } else {
@@ -466,6 +467,11 @@ impl Engine {
             Moment {
                 pending_press: self.clock.pending_press,
                 closing,
+                candidates: if self.hypotheses.state == SyncState::Ambiguous {
+                    &self.hypotheses.lines
+                } else {
+                    &[]
+                },
             },
             self.config.arbiter,
             scanned,
@@ -473,11 +479,14 @@ impl Engine {
         self.hand_awaited = reading == Reading::Hand;
         let waiting = matches!(
             reading,
-            Reading::Wait | Reading::Hand | Reading::Ambiguous(_)
+            Reading::Wait | Reading::Hand | Reading::Ambiguous(_) | Reading::Narrowed { .. }
         );
         // A scan a hand may explain, or that several sequences of moves do,
         // is read again at the next scan, not taken for displaced pieces.
-        let undecided = matches!(reading, Reading::Hand | Reading::Ambiguous(_));
+        let undecided = matches!(
+            reading,
+            Reading::Hand | Reading::Ambiguous(_) | Reading::Narrowed { .. }
+        );
         let moves = matches!(reading, Reading::Moves(_));
         // On a board that identifies pieces the dump names each move; on
         // occupancy the move is read from what could explain it.
@@ -564,6 +573,30 @@ impl Engine {
         }
     }
 
+    /// Records moves read from the board. Only the first of the moves a
+    /// scan shows may be certain: the rest are read later from the same
+    /// scan, whose changes must then count as after the record.
+    fn record_read(&mut self, moves: &[Move], made_at: Millis, basis: u64, scanned: bool) {
+        let mut after = self.game().position().clone();
+        for &m in moves {
+            after.play_unchecked(m);
+        }
+        let basis = if scanned && !self.sensed.shows_position(&after) {
+            let game = self.game();
+            if self.scanned {
+                basis.saturating_sub(1)
+            } else {
+                // Read square by square after a dump: every change since
+                // the record's position may belong to the moves still to
+                // read.
+                game.basis(game.ply()).min(basis.saturating_sub(1))
+            }
+        } else {
+            basis
+        };
+        self.record(moves, made_at, basis);
+    }
+
     /// Applies a reading. `scanned`: the state was read as one a scan may
     /// have skipped states of.
     fn apply(&mut self, reading: Reading, made_at: Millis, basis: u64, scanned: bool) {
@@ -572,28 +605,29 @@ impl Engine {
             Reading::Ambiguous(lines) => self.ambiguous(lines, false),
             Reading::Moves(moves) => {
                 if !self.contradicts_candidates(&moves) {
-                    // Only the first of the moves a scan shows may be
-                    // certain: the rest are read later from the same scan,
-                    // whose changes must then count as after the record.
-                    let mut after = self.game().position().clone();
-                    for &m in &moves {
-                        after.play_unchecked(m);
-                    }
-                    let basis = if scanned && !self.sensed.shows_position(&after) {
-                        let game = self.game();
-                        if self.scanned {
-                            basis.saturating_sub(1)
-                        } else {
-                            // Read square by square after a dump: every
-                            // change since the record's position may belong
-                            // to the moves still to read.
-                            game.basis(game.ply()).min(basis.saturating_sub(1))
-                        }
-                    } else {
-                        basis
-                    };
-                    self.record(&moves, made_at, basis);
+                    self.record_read(&moves, made_at, basis, scanned);
                 }
+            }
+            Reading::Narrowed { certain, lines } => {
+                if !certain.is_empty() {
+                    self.record_read(&certain, made_at, basis, scanned);
+                }
+                let rest: Vec<_> = lines
+                    .into_iter()
+                    .filter(|line| line.len() > certain.len())
+                    .map(|line| line[certain.len()..].to_vec())
+                    .collect();
+                // The arbiter was told when the candidates were first
+                // listed; they are only followed on here.
+                self.hypotheses = if rest.is_empty() {
+                    Hypotheses::default()
+                } else {
+                    self.behind = true;
+                    Hypotheses {
+                        state: SyncState::Ambiguous,
+                        lines: rest,
+                    }
+                };
             }
             Reading::Changed(m) => self.replace_last(m, made_at, basis),
             Reading::Takeback(ply) => self.take_back(ply, made_at),
@@ -631,7 +665,7 @@ impl Engine {
         }
         match self.phase.displaced_deadline(self.config.displaced_ms) {
             // Candidates were listed to the arbiter in `out_of_sync`.
-            Some(_) if self.sync_state() == crate::resync::SyncState::Ambiguous => return,
+            Some(_) if self.sync_state() == SyncState::Ambiguous => return,
             Some(due) if t >= due => {}
             _ => return,
         }

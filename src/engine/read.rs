@@ -13,13 +13,13 @@ use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square}
 use super::{
     hypotheses::SNAPSHOT_PLIES,
     phase::Phase,
-    scanned::{Hands, ScanReading, confirm, read_scan, read_snapshots},
+    scanned::{Hands, ScanReading, SnapshotLines, confirm, read_scan},
     snapshots::Snapshots,
 };
 use crate::{
     event::Millis,
     game::{Game, Termination, draw, win},
-    matcher::{Explanation, explain},
+    matcher::{Explanation, distinct, explain},
     sensed::SensedBoard,
 };
 
@@ -38,6 +38,15 @@ pub enum Reading {
     /// Moves made from the game position: one (Art. 4.7), or two or three
     /// in a row whose positions the board never showed.
     Moves(Vec<Move>),
+    /// The candidates listed earlier, gone on: the lines (from the game
+    /// position) that still fit the board, and the moves all of them begin
+    /// with that are certain now.
+    Narrowed {
+        /// Moves made, to record.
+        certain: Vec<Move>,
+        /// The lines still possible, each beginning with `certain`.
+        lines: Vec<Vec<Move>>,
+    },
     /// The last move, not yet completed, changed into this one (Art. 4.7).
     Changed(Move),
     /// The board went back to the position after this many half-moves.
@@ -82,13 +91,17 @@ pub enum Scanned {
 /// What bears on reading a state besides the board: the clock and the
 /// game's end.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Moment {
+pub struct Moment<'a> {
     /// A player pressed his clock before the board showed his move.
     pub pending_press: ByColor<bool>,
     /// The game is being ended (a resignation, a draw agreed, a result
     /// given): the board stands as the players left it, with no piece in
     /// the air.
     pub closing: bool,
+    /// The candidates listed for a board that skipped states (each a line
+    /// of moves from the game position): a later scan may show one of them
+    /// gone on.
+    pub candidates: &'a [Vec<Move>],
 }
 
 /// Reads the settled board state at `moment`. `arbiter`: irregularities
@@ -99,7 +112,7 @@ pub fn read(
     sensed: &SensedBoard,
     snapshots: &Snapshots,
     phase: &Phase,
-    moment: Moment,
+    moment: Moment<'_>,
     arbiter: bool,
     scanned: Scanned,
 ) -> Reading {
@@ -151,7 +164,7 @@ pub fn read(
 /// histories show besides moves made stands (the last move changed, if the
 /// snapshots allow it; moves taken back). Moves made, and the several
 /// single moves the histories cannot choose between, are read from the
-/// snapshots themselves ([`read_snapshots`]): a capture between two scans
+/// snapshots themselves ([`SnapshotLines::read`]): a capture between two scans
 /// leaves no trace in the histories, so they would take a line with an
 /// unseen refill of an empty square over the real one with an unseen
 /// capture.
@@ -159,7 +172,7 @@ fn read_occupancy_snapshot(
     game: &Game,
     sensed: &SensedBoard,
     snapshots: &Snapshots,
-    moment: Moment,
+    moment: Moment<'_>,
 ) -> Option<Reading> {
     let pos = game.position();
     let n = game.ply();
@@ -193,7 +206,14 @@ fn read_occupancy_snapshot(
             };
             let pressed = moment.pending_press[pos.turn()];
             let hands = !moment.closing;
-            match read_snapshots(pos, sensed, pressed, hands, snapshots, since, settling) {
+            let lines = SnapshotLines {
+                pos,
+                sensed,
+                snapshots,
+                since,
+                settling,
+            };
+            match lines.read(pressed, hands) {
                 // A snapshot is trusted for two moves at most, as on boards
                 // that identify pieces: the moves before them must have
                 // shown in the snapshots before it.
@@ -204,12 +224,68 @@ fn read_occupancy_snapshot(
                 {
                     Some(Reading::Ambiguous(vec![moves]))
                 }
+                ScanReading::None if !moment.candidates.is_empty() => {
+                    narrowed(&lines, moment).or(waits.then_some(Reading::Wait))
+                }
                 ScanReading::None if waits => Some(Reading::Wait),
                 reading => from_scan(reading),
             }
         }
         other => other,
     }
+}
+
+/// The most candidates followed on from one snapshot to the next.
+const MAX_CANDIDATES: usize = 16;
+
+/// A snapshot that no line of up to three moves from the game position
+/// explains, read against the candidates listed earlier (item 2 of the
+/// resynchronisation: the board is followed along every candidate until
+/// one is left). The moves every candidate still fitting begins with are
+/// certain, as far as the snapshots showed them (two moves at most from
+/// the last snapshot alone).
+fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>) -> Option<Reading> {
+    let (exact, hand) = lines.candidates(moment.candidates, !moment.closing);
+    if exact.is_empty() {
+        // A hand after a candidate, or nothing: the candidates stand.
+        return (!hand.is_empty()).then_some(Reading::Hand);
+    }
+    let all = distinct(exact.iter().chain(&hand).cloned().collect());
+    if all.len() > MAX_CANDIDATES {
+        // Too many to follow: the arbiter has the list he was given.
+        return Some(Reading::Wait);
+    }
+    let mut certain = common_prefix(&all);
+    // A line that ends in a hand shows no position of its own to weigh.
+    for line in &exact {
+        certain.truncate(lines.snapshots.trusted_plies(
+            lines.pos,
+            line,
+            lines.since,
+            lines.settling,
+            SNAPSHOT_PLIES,
+        ));
+    }
+    Some(Reading::Narrowed {
+        certain,
+        lines: all,
+    })
+}
+
+/// The moves every one of `lines` begins with.
+fn common_prefix(lines: &[Vec<Move>]) -> Vec<Move> {
+    let Some((first, rest)) = lines.split_first() else {
+        return Vec::new();
+    };
+    let n = rest.iter().fold(first.len(), |n, line| {
+        first
+            .iter()
+            .zip(line)
+            .take(n)
+            .take_while(|(a, b)| a == b)
+            .count()
+    });
+    first[..n].to_vec()
 }
 
 /// A scanned state. The squares' histories may have missed a square
@@ -221,7 +297,7 @@ fn read_occupancy_snapshot(
 fn read_scan_moves(
     game: &Game,
     sensed: &SensedBoard,
-    moment: Moment,
+    moment: Moment<'_>,
     scanned: Scanned,
 ) -> Option<Reading> {
     let reading = read_scanned_state(game, sensed, moment, scanned);
@@ -242,7 +318,7 @@ fn read_scan_moves(
 fn read_scanned_state(
     game: &Game,
     sensed: &SensedBoard,
-    moment: Moment,
+    moment: Moment<'_>,
     scanned: Scanned,
 ) -> Option<Reading> {
     let pos = game.position();

@@ -99,66 +99,147 @@ fn conclude(exact: Vec<Vec<Move>>, hand: &[Vec<Move>]) -> ScanReading {
     }
 }
 
-/// Reads a scan of a board that only senses occupancy. Every sequence of
-/// up to three legal moves that leads to it through the snapshots since
-/// event `since`, in order, counts, weighed by the square changes it
-/// needs: the fewest win (between two scans a capture changes a square
-/// twice and reads as nothing at all, so a longer line with fewer captures
-/// is as likely as a shorter one with more). Sequences of fewer moves that
-/// leave a move in progress count too. Only the moves they all begin with
-/// are certain. `settling`: squares the last recorded move may still be
-/// changing (see [`Snapshots::allow`]); `pressed` and `hands` as in
-/// [`read_scan`].
-pub(super) fn read_snapshots(
-    pos: &Chess,
-    sensed: &SensedBoard,
-    pressed: bool,
-    hands: bool,
-    snapshots: &Snapshots,
-    since: u64,
-    settling: Bitboard,
-) -> ScanReading {
-    let before = pos.board().occupied().count();
-    let after = sensed.occupied().count();
-    let mut exact: Vec<Vec<Move>> = Vec::new();
-    let mut fewest = usize::MAX;
-    for plies in 1..=MAX_PLIES {
-        // Each move changes at least two squares: longer lines can no
-        // longer need as few changes.
-        if after > before || 2 * plies > fewest {
-            break;
+/// One snapshot of a board that only senses occupancy, with the snapshots
+/// before it: the record's position `pos`, shown by event `since`, and
+/// `settling`, the squares the last recorded move may still be changing
+/// (see [`Snapshots::allow`]).
+pub(super) struct SnapshotLines<'a> {
+    pub(super) pos: &'a Chess,
+    pub(super) sensed: &'a SensedBoard,
+    pub(super) snapshots: &'a Snapshots,
+    pub(super) since: u64,
+    pub(super) settling: Bitboard,
+}
+
+impl SnapshotLines<'_> {
+    /// Reads the snapshot. Every sequence of up to three legal moves that
+    /// leads to it through the snapshots since the record's position, in
+    /// order, counts, weighed by the square changes it needs: the fewest
+    /// win (between two scans a capture changes a square twice and reads
+    /// as nothing at all, so a longer line with fewer captures is as
+    /// likely as a shorter one with more). Sequences of fewer moves that
+    /// leave a move in progress count too. Only the moves they all begin
+    /// with are certain. `pressed` and `hands` as in [`read_scan`].
+    pub(super) fn read(&self, pressed: bool, hands: bool) -> ScanReading {
+        let (exact, hand) = self.lines(&[], pressed, hands);
+        conclude(exact, &hand)
+    }
+
+    /// Reads a snapshot that no line of up to three moves from the record
+    /// explains, from the candidates listed for it earlier (each a line
+    /// from the record's position): the board may have gone on by up to
+    /// three moves from any of them. Returns every line from the record
+    /// that explains the snapshot through the ones before it, and every
+    /// one that leaves a move in progress after it (a hand): the
+    /// candidates that still fit, gone on. A candidate no longer legal
+    /// from the record is dropped.
+    pub(super) fn candidates(
+        &self,
+        candidates: &[Vec<Move>],
+        hands: bool,
+    ) -> (Vec<Vec<Move>>, Vec<Vec<Move>>) {
+        let mut exact = Vec::new();
+        let mut hand = Vec::new();
+        for line in candidates {
+            if !is_legal_line(self.pos, line) {
+                continue;
+            }
+            // Whether the player to move at the candidate's end pressed is
+            // not known: his hand counts.
+            let (e, h) = self.lines(line, false, hands);
+            exact.extend(e);
+            hand.extend(h);
         }
-        if before - after > plies {
-            continue;
+        (distinct(exact), distinct(hand))
+    }
+
+    /// The lines from `pos` that begin with `prefix` and go on by up to
+    /// three moves to the scan, through the snapshots (the fewest square
+    /// changes after `prefix` win, then the fewest moves), and, when
+    /// `hands`, those that leave a move in progress after fewer moves.
+    fn lines(
+        &self,
+        prefix: &[Move],
+        pressed: bool,
+        hands: bool,
+    ) -> (Vec<Vec<Move>>, Vec<Vec<Move>>) {
+        let (pos, sensed, snapshots) = (self.pos, self.sensed, self.snapshots);
+        let (since, settling) = (self.since, self.settling);
+        let mut from = pos.clone();
+        for &m in prefix {
+            from.play_unchecked(m);
         }
-        for line in exact_lines_of(pos, sensed, plies)
-            .into_iter()
-            .filter(|line| snapshots.allow(pos, line, since, settling))
+        let whole = |line: &[Move]| [prefix, line].concat();
+        let before = from.board().occupied().count();
+        let after = sensed.occupied().count();
+        let mut exact: Vec<Vec<Move>> = Vec::new();
+        let mut fewest = usize::MAX;
+        if !prefix.is_empty()
+            && sensed.occupied() == from.board().occupied()
+            && snapshots.allow(pos, prefix, since, settling)
         {
-            // Lines are tried shortest first: between as many changes,
-            // fewer moves win (castling over the king and the rook moved
-            // one after the other, with an opponent's move between).
-            let changes = square_changes(&line);
-            if changes < fewest {
-                fewest = changes;
-                exact.clear();
+            // The candidate itself, the board still there.
+            exact.push(prefix.to_vec());
+            fewest = 0;
+        }
+        for plies in 1..=MAX_PLIES {
+            // Each move changes at least two squares: longer lines can no
+            // longer need as few changes.
+            if after > before || 2 * plies > fewest {
+                break;
             }
-            if changes == fewest && exact.first().is_none_or(|first| first.len() == plies) {
-                exact.push(line);
+            if before - after > plies {
+                continue;
+            }
+            for line in exact_lines_of(&from, sensed, plies)
+                .into_iter()
+                .filter(|line| snapshots.allow(pos, &whole(line), since, settling))
+            {
+                // Lines are tried shortest first: between as many changes,
+                // fewer moves win (castling over the king and the rook
+                // moved one after the other, with an opponent's move
+                // between).
+                let changes = square_changes(&line);
+                if changes < fewest {
+                    fewest = changes;
+                    exact.clear();
+                }
+                if changes == fewest
+                    && exact
+                        .first()
+                        .is_none_or(|first| first.len() == prefix.len() + plies)
+                {
+                    exact.push(whole(&line));
+                }
             }
         }
+        let exact = distinct(exact);
+        if !hands {
+            return (exact, Vec::new());
+        }
+        let shortest = exact.iter().map(|line| line.len() - prefix.len()).min();
+        let mut hand: Vec<Vec<Move>> = shorter_hands(&from, sensed, shortest, pressed)
+            .iter()
+            .map(|line| whole(line))
+            .collect();
+        for line in &exact {
+            hand.extend(moved_then_taken(pos, sensed, line));
+        }
+        hand.retain(|line| snapshots.allow_then_hand(pos, line, since, settling));
+        (exact, hand)
     }
-    let exact = distinct(exact);
-    if !hands {
-        return conclude(exact, &[]);
-    }
-    let shortest = exact.iter().map(Vec::len).min();
-    let mut hand = shorter_hands(pos, sensed, shortest, pressed);
-    for line in &exact {
-        hand.extend(moved_then_taken(pos, sensed, line));
-    }
-    hand.retain(|line| snapshots.allow_then_hand(pos, line, since, settling));
-    conclude(exact, &hand)
+}
+
+/// Whether `line` is a sequence of legal moves from `pos`.
+fn is_legal_line(pos: &Chess, line: &[Move]) -> bool {
+    let mut pos = pos.clone();
+    line.iter().all(|&m| {
+        let legal = pos.is_legal(m);
+        if legal {
+            pos.play_unchecked(m);
+        }
+        legal
+    })
 }
 
 /// The lines that end like `line` but with its last move, a capture, made

@@ -65,23 +65,70 @@ impl Snapshots {
         since: u64,
         settling: Bitboard,
     ) -> usize {
-        let shown = self.after(since);
-        let states = states(pos, line, settling);
-        let (Some(earliest), Some(latest)) = (earliest(&states, &shown), latest(&states, &shown))
-        else {
+        let Some(pinned) = self.pinned(pos, line, since, settling) else {
             return line.len();
         };
-        // Each snapshot before the last may be any state between the
-        // earliest and the latest the order allows it.
-        let pinned = (0..shown.len().saturating_sub(1))
-            .filter_map(|j| {
-                (earliest[j]..=latest[j])
-                    .rev()
-                    .find(|&i| lifting(states[i], shown[j]))
-            })
-            .max()
-            .unwrap_or(0);
-        line.len() - pinned
+        let before_last = pinned.len().saturating_sub(1);
+        line.len() - pinned[..before_last].iter().flatten().max().unwrap_or(&0)
+    }
+
+    /// How many of `line`'s first moves, played from `pos` (shown by event
+    /// `since`) through the snapshots, are trusted: those up to the last
+    /// position of the line a snapshot showed (exactly or with pieces of
+    /// the next move only lifted) such that no stretch of more than `most`
+    /// moves before it rests on one snapshot alone. A snapshot may catch a
+    /// hand in motion, and a long stretch one snapshot explains is often a
+    /// detour nobody played.
+    pub fn trusted_plies(
+        &self,
+        pos: &Chess,
+        line: &[Move],
+        since: u64,
+        settling: Bitboard,
+        most: usize,
+    ) -> usize {
+        let Some(pinned) = self.pinned(pos, line, since, settling) else {
+            return 0;
+        };
+        let mut pinned: Vec<usize> = pinned.into_iter().flatten().collect();
+        pinned.sort_unstable();
+        let mut trusted = 0;
+        for p in pinned {
+            if p - trusted > most {
+                break;
+            }
+            trusted = trusted.max(p);
+        }
+        trusted
+    }
+
+    /// For each snapshot after event `since`, the latest position of
+    /// `line` (played from `pos`) it can be in the order, when it shows
+    /// that position exactly or with pieces of the next move only lifted;
+    /// `None` for a snapshot that pins nothing. `None` when the line does
+    /// not pass through the snapshots.
+    fn pinned(
+        &self,
+        pos: &Chess,
+        line: &[Move],
+        since: u64,
+        settling: Bitboard,
+    ) -> Option<Vec<Option<usize>>> {
+        let shown = self.after(since);
+        let states = states(pos, line, settling);
+        let earliest = earliest(&states, &shown)?;
+        let latest = latest(&states, &shown)?;
+        // Each snapshot may be any state between the earliest and the
+        // latest the order allows it.
+        Some(
+            (0..shown.len())
+                .map(|j| {
+                    (earliest[j]..=latest[j])
+                        .rev()
+                        .find(|&i| lifting(states[i], shown[j]))
+                })
+                .collect(),
+        )
     }
 
     /// Whether `line`, played from `pos` (shown by event `since`), then a
@@ -271,6 +318,30 @@ mod tests {
         let mut s = Snapshots::default();
         s.push(1, last);
         assert_eq!(s.plies_shown_last(&pos, &moves, 0, Bitboard::EMPTY), 3);
+    }
+
+    #[test]
+    fn no_stretch_of_more_than_two_moves_on_one_snapshot_is_trusted() {
+        let pos = Chess::default();
+        let moves = line(&pos, "e4 e5 Nf3 Nc6 Bb5");
+        // One snapshot after 1.e4 e5, one after 2.Nf3 Nc6 3.Bb5: the last
+        // three moves rest on the last snapshot alone.
+        let mut s = Snapshots::default();
+        s.push(1, occupancy(&pos, "e4 e5"));
+        s.push(2, occupancy(&pos, "e4 e5 Nf3 Nc6 Bb5"));
+        assert_eq!(s.trusted_plies(&pos, &moves, 0, Bitboard::EMPTY, 2), 2);
+        // With 2...Nc6 seen too (the bishop already lifted), every stretch
+        // is two moves or fewer.
+        let mut s2 = Snapshots::default();
+        s2.push(1, occupancy(&pos, "e4 e5"));
+        s2.push(2, occupancy(&pos, "e4 e5 Nf3 Nc6").without(Square::F1));
+        s2.push(3, occupancy(&pos, "e4 e5 Nf3 Nc6 Bb5"));
+        assert_eq!(s2.trusted_plies(&pos, &moves, 0, Bitboard::EMPTY, 2), 5);
+        // The first stretch already too long: nothing is trusted.
+        let mut s3 = Snapshots::default();
+        s3.push(1, occupancy(&pos, "e4 e5 Nf3"));
+        s3.push(2, occupancy(&pos, "e4 e5 Nf3 Nc6 Bb5"));
+        assert_eq!(s3.trusted_plies(&pos, &moves, 0, Bitboard::EMPTY, 2), 0);
     }
 
     #[test]
