@@ -5,13 +5,15 @@
 //! and the arbiter is told with `out_of_sync` (the candidates in SAN). Later states are searched again from the last
 //! certain move, so the hypotheses that no longer fit fall away.
 
-use shakmaty::{Chess, Move, Position, san::SanPlus};
+use shakmaty::{Bitboard, Chess, Move, Position, Square, san::SanPlus};
 
 use super::{Engine, scanned::hand_may_explain};
 use crate::{
     alert::AlertKind,
     event::Millis,
+    matcher::occupancy_after,
     resync::{Limits, Resync, SyncState, Target, resync},
+    sensed::SensedBoard,
 };
 
 /// The longest sequence recorded from one snapshot of a board that only
@@ -56,6 +58,9 @@ impl Engine {
     /// may have skipped states (a full scan or dump changed it last).
     /// Returns whether moves were recorded.
     pub(super) fn resynchronise(&mut self, made_at: Millis, basis: u64) -> bool {
+        if !self.scanned && self.unseen_since_dump() && !self.sensed.identifies_all() {
+            return self.resynchronise_after_dump(made_at, basis);
+        }
         if !self.scanned {
             // Square by square, the board shows every change: a state no
             // move explains is a move in progress or displaced pieces.
@@ -111,6 +116,51 @@ impl Engine {
             Resync::OverBudget { .. } => self.hypotheses.state = SyncState::Searching,
         }
         false
+    }
+
+    /// Square by square after a dump on a board that only senses
+    /// occupancy, before the record has caught up with it: the dump may
+    /// have hidden captures, and the moves reported since may have taken
+    /// the board more than three moves past the record. Of the shortest
+    /// lines the search finds, only those that pass through what the dump
+    /// showed count (a transposition that does not was not played); a
+    /// unique one is recorded (`moves_inferred`), several are listed. Not
+    /// while a piece is in the air (the last report a lift): a line of
+    /// captures may explain that too.
+    fn resynchronise_after_dump(&mut self, made_at: Millis, basis: u64) -> bool {
+        let game = self.game();
+        let pos = game.position().clone();
+        let dump = self.unseen;
+        let fits = |line: &Vec<Move>| through(&pos, line, dump);
+        // Reported square by square, a piece in the air was lifted last.
+        let last = |at: fn(&SensedBoard, Square) -> u64| {
+            Square::ALL.into_iter().map(|sq| at(&self.sensed, sq)).max()
+        };
+        if last(SensedBoard::last_lift) > last(SensedBoard::last_place) {
+            return false;
+        }
+        let (lines, more) = match resync(&pos, &Target::sensed(&self.sensed), &Limits::default()) {
+            Resync::Unique(line) => (vec![line], false),
+            Resync::Candidates { lines, more } => (lines, more),
+            Resync::None | Resync::OverBudget { .. } => return false,
+        };
+        let lines: Vec<Vec<Move>> = lines.into_iter().filter(fits).collect();
+        match &lines[..] {
+            [] => false,
+            [line] if !more => {
+                if self.contradicts_candidates(line) {
+                    return false;
+                }
+                let line = line.clone();
+                self.hypotheses.clear();
+                self.record(&line, made_at, basis);
+                true
+            }
+            _ => {
+                self.ambiguous(lines, more);
+                false
+            }
+        }
     }
 
     /// Whether `m` begins every listed candidate (or none are listed).
@@ -173,6 +223,18 @@ impl Engine {
         );
         self.alert(AlertKind::OutOfSync, None, message, None);
     }
+}
+
+/// Whether `line`, played from `pos`, leaves the squares `shown` occupied
+/// after one of its moves.
+fn through(pos: &Chess, line: &[Move], shown: Bitboard) -> bool {
+    let mut occupied = pos.board().occupied();
+    let mut turn = pos.turn();
+    line.iter().any(|&m| {
+        occupied = occupancy_after(occupied, m, turn);
+        turn = !turn;
+        occupied == shown
+    })
 }
 
 /// Each line in SAN from `pos`, moves separated by spaces.

@@ -55,7 +55,7 @@ const EXPECTED: &[(&str, bool, bool, usize, usize, usize, usize)] = &[
     ("slow-hands", false, false, 22, 0, 0, 0),
     ("outages", true, true, 22, 0, 0, 0),
     ("outages", true, false, 22, 0, 0, 0),
-    ("outages", false, true, 20, 0, 61, 2),
+    ("outages", false, true, 22, 0, 0, 0),
     ("outages", false, false, 22, 0, 0, 0),
     ("rotated", true, true, 22, 0, 0, 0),
     ("rotated", true, false, 22, 0, 0, 0),
