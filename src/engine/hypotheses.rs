@@ -11,7 +11,7 @@ use super::{Engine, scanned::hand_may_explain};
 use crate::{
     alert::AlertKind,
     event::Millis,
-    matcher::occupancy_after,
+    matcher::{move_squares, occupancy_after},
     resync::{Limits, Resync, SyncState, Target, resync},
     sensed::SensedBoard,
 };
@@ -131,7 +131,8 @@ impl Engine {
         let game = self.game();
         let pos = game.position().clone();
         let dump = self.unseen;
-        let fits = |line: &Vec<Move>| through(&pos, line, dump);
+        let reported = self.sensed.touched_since(self.dump_seq);
+        let fits = |line: &Vec<Move>| through_dump(&pos, line, dump, reported);
         // Reported square by square, a piece in the air was lifted last.
         let last = |at: fn(&SensedBoard, Square) -> u64| {
             Square::ALL.into_iter().map(|sq| at(&self.sensed, sq)).max()
@@ -225,15 +226,25 @@ impl Engine {
     }
 }
 
-/// Whether `line`, played from `pos`, leaves the squares `shown` occupied
-/// after one of its moves.
-fn through(pos: &Chess, line: &[Move], shown: Bitboard) -> bool {
+/// Whether `line`, played from `pos`, leaves the squares a dump showed
+/// occupied (`dump`) after one of its moves, and every move after that one
+/// changes only squares reported since the dump (`reported`): those moves
+/// were made while the board was connected again.
+fn through_dump(pos: &Chess, line: &[Move], dump: Bitboard, reported: Bitboard) -> bool {
     let mut occupied = pos.board().occupied();
     let mut turn = pos.turn();
-    line.iter().any(|&m| {
+    let mut after = Vec::with_capacity(line.len());
+    for &m in line {
         occupied = occupancy_after(occupied, m, turn);
         turn = !turn;
-        occupied == shown
+        after.push((occupied, turn));
+    }
+    (0..line.len()).any(|k| {
+        after[k].0 == dump
+            && line[k + 1..]
+                .iter()
+                .zip(&after[k..])
+                .all(|(&m, &(_, mover))| move_squares(m, mover).is_subset(reported))
     })
 }
 
