@@ -539,6 +539,11 @@ impl Engine {
         {
             if !self.resynchronise(made_at, basis) {
                 self.pressed_before_scan(made_at);
+                // A dump on occupancy the search reads, but a hand after
+                // fewer moves may explain too: a move in progress.
+                in_hand = self.dumped
+                    && !self.sensed.identifies_all()
+                    && self.hypotheses.state == SyncState::Searching;
             }
         } else if !in_hand {
             self.hypotheses.clear();
