@@ -143,6 +143,23 @@ fn replayed(
     Some((reported_games(&engine)[0].clone(), sans(game)))
 }
 
+/// The board of most corpus regressions: occupancy only, with a clock.
+const OCCUPANCY_CLOCK: Variant = Variant {
+    identity: false,
+    clock: true,
+};
+
+/// A board that identifies pieces, with a clock.
+const IDENTITY_CLOCK: Variant = Variant {
+    identity: true,
+    clock: true,
+};
+
+/// The kinds of `game`'s alerts, in order.
+fn alert_kinds(game: &eboard::Game) -> Vec<&str> {
+    game.alerts.iter().map(|a| a.kind.as_str()).collect()
+}
+
 /// Checks that `game` recorded at least `plies` moves, all of them the
 /// moves `played`.
 fn assert_played(game: &eboard::Game, played: &[String], plies: usize) {
@@ -163,11 +180,7 @@ fn assert_played(game: &eboard::Game, played: &[String], plies: usize) {
 /// Whatever the engine records of this game must be the game's own moves.
 #[test]
 fn regression_10_no_move_then_hand_read_past_listed_candidates() {
-    let variant = Variant {
-        identity: true,
-        clock: true,
-    };
-    let Some((game, played)) = replayed(198, "hostile", variant, 198) else {
+    let Some((game, played)) = replayed(198, "hostile", IDENTITY_CLOCK, 198) else {
         return;
     };
     assert_played(&game, &played, 41);
@@ -181,14 +194,10 @@ fn regression_10_no_move_then_hand_read_past_listed_candidates() {
 /// applied against a player who pressed once per move.
 #[test]
 fn regression_10_a_press_read_late_is_not_a_press_without_a_move() {
-    let variant = Variant {
-        identity: false,
-        clock: true,
-    };
-    let Some((game, _)) = replayed(20, "scan-1000", variant, 1) else {
+    let Some((game, _)) = replayed(20, "scan-1000", OCCUPANCY_CLOCK, 1) else {
         return;
     };
-    let kinds: Vec<&str> = game.alerts.iter().map(|a| a.kind.as_str()).collect();
+    let kinds = alert_kinds(&game);
     assert!(!kinds.contains(&"clock_without_move"), "alerts {kinds:?}");
     assert!(game.moves().len() > 30);
 }
@@ -202,11 +211,7 @@ fn regression_10_a_press_read_late_is_not_a_press_without_a_move() {
 /// the next scan, which tells them apart.
 #[test]
 fn regression_10_a_move_then_the_opponents_hand_not_read_as_a_capture() {
-    let variant = Variant {
-        identity: false,
-        clock: true,
-    };
-    let Some((game, played)) = replayed(229, "scan-1000", variant, 229) else {
+    let Some((game, played)) = replayed(229, "scan-1000", OCCUPANCY_CLOCK, 229) else {
         return;
     };
     assert_played(&game, &played, 44);
@@ -221,14 +226,10 @@ fn regression_10_a_move_then_the_opponents_hand_not_read_as_a_capture() {
 /// those moves too.
 #[test]
 fn regression_10_several_moves_by_the_squares_are_weighed_by_the_snapshots() {
-    let variant = Variant {
-        identity: false,
-        clock: true,
-    };
-    let Some((game, played)) = replayed(102, "scan-1000", variant, 102) else {
+    let Some((game, played)) = replayed(102, "scan-1000", OCCUPANCY_CLOCK, 102) else {
         return;
     };
-    let kinds: Vec<&str> = game.alerts.iter().map(|a| a.kind.as_str()).collect();
+    let kinds = alert_kinds(&game);
     assert!(!kinds.contains(&"illegal_move"), "alerts {kinds:?}");
     assert_played(&game, &played, 41);
 }
@@ -242,11 +243,7 @@ fn regression_10_several_moves_by_the_squares_are_weighed_by_the_snapshots() {
 /// to its end.
 #[test]
 fn regression_10_candidates_are_followed_past_three_moves() {
-    let variant = Variant {
-        identity: false,
-        clock: true,
-    };
-    let Some((game, played)) = replayed(94, "scan-1000", variant, 94) else {
+    let Some((game, played)) = replayed(94, "scan-1000", OCCUPANCY_CLOCK, 94) else {
         return;
     };
     assert_played(&game, &played, played.len());
@@ -259,14 +256,10 @@ fn regression_10_candidates_are_followed_past_three_moves() {
 /// search waits on for a hand is a move in progress, never displaced pieces.
 #[test]
 fn regression_10_a_dump_waiting_for_a_hand_raises_no_displaced_pieces() {
-    let variant = Variant {
-        identity: false,
-        clock: true,
-    };
-    let Some((game, played)) = replayed(163, "outages", variant, 163) else {
+    let Some((game, played)) = replayed(163, "outages", OCCUPANCY_CLOCK, 163) else {
         return;
     };
-    let kinds: Vec<&str> = game.alerts.iter().map(|a| a.kind.as_str()).collect();
+    let kinds = alert_kinds(&game);
     assert!(!kinds.contains(&"displaced_pieces"), "alerts {kinds:?}");
     assert_played(&game, &played, played.len());
 }
