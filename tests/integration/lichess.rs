@@ -317,9 +317,17 @@ fn issue_12_demo_pushes_to_the_stand_in_and_retries_a_503() {
         final_push.body
     );
 
-    // /boards shows the push state.
-    let boards = d.json("/boards");
-    let state = &boards["lichess"][0];
+    // /boards shows the push state. The stand-in records a push before
+    // the daemon has read its answer: wait for the daemon to count it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let state = loop {
+        let state = d.json("/boards")["lichess"][0].clone();
+        if state["pushes"].as_u64().is_some_and(|n| n >= 4) {
+            break state;
+        }
+        assert!(Instant::now() < deadline, "{state}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert_eq!(state["round"], "AbCd1234");
     assert!(state["pushes"].as_u64().unwrap() >= 4, "{state}");
     assert!(state["last_success_ms"].as_u64().is_some(), "{state}");
