@@ -35,6 +35,7 @@ mod scanned;
 mod settle;
 mod snapshots;
 mod touch;
+mod unconfirmed;
 
 pub use claim::judge_claim;
 pub use config::EngineConfig;
@@ -62,6 +63,7 @@ use crate::{
 };
 use complete::Clock;
 use hypotheses::Hypotheses;
+use unconfirmed::Unconfirmed;
 
 /// The reconstruction engine for one board: a thin front that feeds board
 /// events through the steps above and collects the game events.
@@ -116,6 +118,8 @@ pub struct Engine {
     /// Per square, when a piece was last lifted from it and what the board
     /// said it was: a piece put back within the settle time is a blip.
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
+    /// Moves a snapshot showed that the next scan must confirm.
+    unconfirmed: Option<Unconfirmed>,
 }
 
 impl Default for Engine {
@@ -153,6 +157,7 @@ impl Engine {
             reading_dump: false,
             hand_awaited: false,
             lifted: [None; 64],
+            unconfirmed: None,
         }
     }
 
@@ -418,6 +423,7 @@ impl Engine {
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
         self.flush();
+        self.confirm_at_end();
         self.analyse_in_line();
     }
 
@@ -433,6 +439,7 @@ impl Engine {
     /// `closing`: the players are ending the game, so the board stands as
     /// they left it, with no piece in the air.
     fn evaluate_at(&mut self, closing: bool) {
+        self.settle_unconfirmed();
         let made_at = self.settle.since();
         let basis = self.settle.basis();
         let plies = self.game().ply();
@@ -479,13 +486,20 @@ impl Engine {
         self.hand_awaited = reading == Reading::Hand;
         let waiting = matches!(
             reading,
-            Reading::Wait | Reading::Hand | Reading::Ambiguous(_) | Reading::Narrowed { .. }
+            Reading::Wait
+                | Reading::Hand
+                | Reading::Ambiguous(_)
+                | Reading::Narrowed { .. }
+                | Reading::Unconfirmed { .. }
         );
         // A scan a hand may explain, or that several sequences of moves do,
         // is read again at the next scan, not taken for displaced pieces.
         let undecided = matches!(
             reading,
-            Reading::Hand | Reading::Ambiguous(_) | Reading::Narrowed { .. }
+            Reading::Hand
+                | Reading::Ambiguous(_)
+                | Reading::Narrowed { .. }
+                | Reading::Unconfirmed { .. }
         );
         let moves = matches!(reading, Reading::Moves(_));
         // On a board that identifies pieces the dump names each move; on
@@ -613,6 +627,11 @@ impl Engine {
                     self.record_read(&moves, made_at, basis, scanned);
                 }
             }
+            Reading::Unconfirmed {
+                certain,
+                then,
+                suspect,
+            } => self.unconfirmed_read(certain, then, suspect, made_at, basis, scanned),
             Reading::Narrowed { certain, lines } => {
                 if !certain.is_empty() {
                     self.record_read(&certain, made_at, basis, scanned);

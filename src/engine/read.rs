@@ -47,6 +47,17 @@ pub enum Reading {
         /// The lines still possible, each beginning with `certain`.
         lines: Vec<Vec<Move>>,
     },
+    /// Moves a snapshot shows, some of which stand only if none of the
+    /// squares it changed was a blip: the next scan tells.
+    Unconfirmed {
+        /// Moves made, to record.
+        certain: Vec<Move>,
+        /// The moves after them, made unless the next scan shows one of
+        /// `suspect` back as it was before this one.
+        then: Vec<Move>,
+        /// The squares whose blip would explain the snapshot otherwise.
+        suspect: Bitboard,
+    },
     /// The last move, not yet completed, changed into this one (Art. 4.7).
     Changed(Move),
     /// The board went back to the position after this many half-moves.
@@ -223,6 +234,22 @@ fn read_occupancy_snapshot(
                             > SNAPSHOT_PLIES =>
                 {
                     Some(Reading::Ambiguous(vec![moves]))
+                }
+                // One move read from a snapshot changes squares no blip
+                // alone makes up; two may hide one.
+                ScanReading::Moves(moves) if hands && moves.len() > 1 => {
+                    let (proof, suspect) = lines.blip_proof(&moves);
+                    Some(if suspect.is_empty() {
+                        Reading::Moves(moves)
+                    } else {
+                        let mut certain = moves;
+                        let then = certain.split_off(proof);
+                        Reading::Unconfirmed {
+                            certain,
+                            then,
+                            suspect,
+                        }
+                    })
                 }
                 ScanReading::None if !moment.candidates.is_empty() => {
                     narrowed(&lines, moment).or(waits.then_some(Reading::Wait))

@@ -35,27 +35,34 @@ impl Engine {
             self.check_touch_move(&before, *m);
         }
         if moves.len() > 1 || self.reading_dump {
-            let sans: Vec<String> = self.game().moves()[first_ply - 1..]
-                .iter()
-                .map(|m| m.san.to_string())
-                .collect();
-            let message = if moves.len() > 1 {
-                format!(
-                    "the board showed {} moves at once without the positions between them; recorded {} (check them against the scoresheets)",
-                    moves.len(),
-                    sans.join(" ")
-                )
-            } else {
-                // A move made while the board was unplugged: nobody saw
-                // it being made.
-                format!(
-                    "the board showed a move made while it was not connected; recorded {} (check it against the scoresheets)",
-                    sans.join(" ")
-                )
-            };
-            self.alert(AlertKind::MovesInferred, None, message, None);
+            self.alert_inferred(first_ply);
         }
         self.check_game_over(made_at);
+    }
+
+    /// Tells the arbiter that the moves recorded from half-move
+    /// `first_ply` on were inferred: shown at once, or made while the board
+    /// was not connected.
+    pub(super) fn alert_inferred(&mut self, first_ply: usize) {
+        let sans: Vec<String> = self.game().moves()[first_ply - 1..]
+            .iter()
+            .map(|m| m.san.to_string())
+            .collect();
+        let message = if sans.len() > 1 {
+            format!(
+                "the board showed {} moves at once without the positions between them; recorded {} (check them against the scoresheets)",
+                sans.len(),
+                sans.join(" ")
+            )
+        } else {
+            // A move made while the board was unplugged: nobody saw it
+            // being made.
+            format!(
+                "the board showed a move made while it was not connected; recorded {} (check it against the scoresheets)",
+                sans.join(" ")
+            )
+        };
+        self.alert(AlertKind::MovesInferred, None, message, None);
     }
 
     /// Appends `m` to the record, made at `at` by the board event numbered

@@ -125,6 +125,64 @@ impl SnapshotLines<'_> {
         conclude(exact, &hand)
     }
 
+    /// Whether some line of up to three moves from the record's position,
+    /// or the position itself, leads to the snapshot through the ones
+    /// before it, or leaves a move in progress.
+    pub(super) fn explained(&self) -> bool {
+        if self.sensed.occupied() == self.pos.board().occupied()
+            && self
+                .snapshots
+                .allow(self.pos, &[], self.since, self.settling)
+        {
+            return true;
+        }
+        let (exact, hand) = self.lines(&[], false, true);
+        !exact.is_empty() || !hand.is_empty()
+    }
+
+    /// How many of `moves`, read from this snapshot, stand even if one
+    /// square it shows changed, changed at this very scan, was a blip (a
+    /// blip lasts less than a scan period: the next scan shows it gone),
+    /// and the squares whose blip would change the rest. A blip on a piece
+    /// the player to move does not own, or on an empty square, can make
+    /// up moves nobody made (a capture, then a piece moved onto the
+    /// capturer's square, reads as the piece gone) or change the last one.
+    pub(super) fn blip_proof(&self, moves: &[Move]) -> (usize, Bitboard) {
+        let mut proof = moves.len();
+        let mut suspect = Bitboard::EMPTY;
+        let shown = self.pos.board().occupied() ^ self.sensed.occupied();
+        for sq in shown & self.snapshots.changed_last() {
+            let mut sensed = self.sensed.clone();
+            if sensed.occupied().contains(sq) {
+                sensed.lift(sq, u64::MAX);
+            } else {
+                sensed.place(sq, None, u64::MAX);
+            }
+            let snapshots = self.snapshots.with_last(sensed.occupied());
+            let mut lines = Vec::new();
+            if sensed.occupied() == self.pos.board().occupied()
+                && snapshots.allow(self.pos, &[], self.since, self.settling)
+            {
+                lines.push(Vec::new());
+            } else {
+                let without = SnapshotLines {
+                    sensed: &sensed,
+                    snapshots: &snapshots,
+                    ..*self
+                };
+                lines = without.lines(&[], false, false).0;
+            }
+            for line in lines.iter().filter(|line| line.len() <= moves.len()) {
+                let agree = moves.iter().zip(line).take_while(|(a, b)| a == b).count();
+                if agree < moves.len() {
+                    proof = proof.min(agree);
+                    suspect.add(sq);
+                }
+            }
+        }
+        (proof, suspect)
+    }
+
     /// Reads a snapshot that no line of up to three moves from the record
     /// explains, from the candidates listed for it earlier (each a line
     /// from the record's position): the board may have gone on by up to
@@ -551,9 +609,8 @@ mod tests {
         sensed
     }
 
-    /// The game after 11...O-O-O (White to play 12. Qxa7).
-    fn before_qxa7() -> Chess {
-        let sans = "e4 e5 Nf3 Nf6 Nc3 Nc6 d4 exd4 Nxd4 Bc5 Nxc6 dxc6 Bd3 Bg4 f3 Be6 Qe2 Qd7 Be3 Bxe3 Qxe3 O-O-O";
+    /// The position after `sans` from the start.
+    fn after_sans(sans: &str) -> Chess {
         let mut pos = Chess::default();
         for san in sans.split(' ') {
             let m = san
@@ -564,6 +621,13 @@ mod tests {
             pos.play_unchecked(m);
         }
         pos
+    }
+
+    /// The game after 11...O-O-O (White to play 12. Qxa7).
+    fn before_qxa7() -> Chess {
+        after_sans(
+            "e4 e5 Nf3 Nf6 Nc3 Nc6 d4 exd4 Nxd4 Bc5 Nxc6 dxc6 Bd3 Bg4 f3 Be6 Qe2 Qd7 Be3 Bxe3 Qxe3 O-O-O",
+        )
     }
 
     #[test]
@@ -637,5 +701,50 @@ mod tests {
         board.discard_piece_at(Square::G8);
         let sensed = scanned(&pos, &board, true);
         assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
+    }
+
+    /// The blip: after 7.h3 in the blip script's game, one scan
+    /// shows the c4 bishop gone.
+    fn before_the_blip() -> Chess {
+        after_sans("e4 d5 exd5 Nf6 Nc3 Nxd5 Bc4 c6 Nf3 Bg4 O-O e6 h3")
+    }
+
+    #[test]
+    fn two_moves_a_blip_would_explain_otherwise_are_not_blip_proof() {
+        let pos = before_the_blip();
+        let mut board = pos.board().clone();
+        board.discard_piece_at(Square::C4);
+        let sensed = scanned(&pos, &board, false);
+        let mut snapshots = Snapshots::default();
+        snapshots.push(0, pos.board().occupied());
+        snapshots.push(1, sensed.occupied());
+        let lines = SnapshotLines {
+            pos: &pos,
+            sensed: &sensed,
+            snapshots: &snapshots,
+            since: 0,
+            settling: Bitboard::EMPTY,
+        };
+        // 7...Nxc3 8.Bd5 leave exactly c4 empty ...
+        let (_, moves) = play(&pos, &["d5c3", "c4d5"]);
+        assert_eq!(lines.read(false, true), ScanReading::Moves(moves.clone()));
+        // ... and so does c4 read empty for a moment, with no move at all.
+        assert_eq!(
+            lines.blip_proof(&moves),
+            (0, Bitboard::from_square(Square::C4))
+        );
+        // When an earlier scan already showed c4 empty (the last one only
+        // changed h8 back), no blip of the last scan explains c4: the
+        // moves stand.
+        let mut seen = Snapshots::default();
+        seen.push(0, pos.board().occupied());
+        seen.push(1, sensed.occupied());
+        seen.push(2, sensed.occupied() ^ Bitboard::from_square(Square::H8));
+        seen.push(3, sensed.occupied());
+        let lines = SnapshotLines {
+            snapshots: &seen,
+            ..lines
+        };
+        assert_eq!(lines.blip_proof(&moves), (2, Bitboard::EMPTY));
     }
 }

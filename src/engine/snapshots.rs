@@ -53,6 +53,45 @@ impl Snapshots {
         passes(&states(pos, line, settling), &shown)
     }
 
+    /// The last snapshot: its event and what it showed.
+    pub fn last(&self) -> Option<(u64, Bitboard)> {
+        self.list.last().copied()
+    }
+
+    /// What the first snapshot after event `seq` showed, if one came.
+    pub fn next_after(&self, seq: u64) -> Option<Bitboard> {
+        self.list
+            .iter()
+            .find(|(at, _)| *at > seq)
+            .map(|&(_, shown)| shown)
+    }
+
+    /// The squares the last snapshot shows changed from the one before it
+    /// (all of them if there is none).
+    pub fn changed_last(&self) -> Bitboard {
+        match self.list.as_slice() {
+            [.., (_, before), (_, last)] => *before ^ *last,
+            _ => Bitboard::FULL,
+        }
+    }
+
+    /// These snapshots with the last one showing `occupied` instead.
+    pub fn with_last(&self, occupied: Bitboard) -> Snapshots {
+        let mut changed = self.clone();
+        if let Some(last) = changed.list.last_mut() {
+            last.1 = occupied;
+        }
+        changed
+    }
+
+    /// The snapshot of event `seq` caught `squares` blipping (the next
+    /// scan showed them back as they were): it is read as without them.
+    pub fn forget_blips(&mut self, seq: u64, squares: Bitboard) {
+        if let Some(shown) = self.list.iter_mut().find(|(at, _)| *at == seq) {
+            shown.1 ^= squares;
+        }
+    }
+
     /// How many of `line`'s moves, played from `pos` (shown by event
     /// `since`) through the snapshots, only the last snapshot shows: those
     /// after the latest position of the line that a snapshot before it
@@ -357,5 +396,24 @@ mod tests {
         s.push(1, occupancy(&pos, "e4").without(Square::G1));
         s.push(2, occupancy(&pos, "e4 e5 Nf3"));
         assert!(!s.allow(&pos, &line(&pos, "e4 e5 Nf3"), 0, Bitboard::EMPTY));
+    }
+
+    #[test]
+    fn a_blip_one_snapshot_caught_is_forgotten_there_only() {
+        let pos = Chess::default();
+        let start = pos.board().occupied();
+        let mut s = Snapshots::default();
+        s.push(1, start);
+        s.push(2, start.without(Square::C2));
+        assert_eq!(s.changed_last(), Bitboard::from_square(Square::C2));
+        assert_eq!(s.next_after(1), Some(start.without(Square::C2)));
+        assert_eq!(s.next_after(2), None);
+        s.push(3, occupancy(&pos, "e4"));
+        // The c2 pawn read gone at scan 2 was a blip: the line 1.e4 now
+        // passes through every snapshot.
+        assert!(!s.allow(&pos, &line(&pos, "e4"), 0, Bitboard::EMPTY));
+        s.forget_blips(2, Bitboard::from_square(Square::C2));
+        assert!(s.allow(&pos, &line(&pos, "e4"), 0, Bitboard::EMPTY));
+        assert_eq!(s.last(), Some((3, occupancy(&pos, "e4"))));
     }
 }

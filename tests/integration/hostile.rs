@@ -63,8 +63,8 @@ const EXPECTED: &[(&str, bool, bool, usize, usize, usize, usize)] = &[
     ("rotated", false, false, 22, 0, 0, 0),
     ("hostile", true, true, 14, 0, 184, 6),
     ("hostile", true, false, 15, 0, 209, 7),
-    ("hostile", false, true, 9, 0, 570, 16),
-    ("hostile", false, false, 3, 1, 723, 19),
+    ("hostile", false, true, 9, 0, 570, 15),
+    ("hostile", false, false, 3, 0, 704, 19),
 ];
 
 /// Every 20th game, or all of them with `EBOARD_CORPUS_FULL=1`.
@@ -262,6 +262,19 @@ fn regression_10_a_dump_waiting_for_a_hand_raises_no_displaced_pieces() {
     let kinds = alert_kinds(&game);
     assert!(!kinds.contains(&"displaced_pieces"), "alerts {kinds:?}");
     assert_played(&game, &played, played.len());
+}
+
+/// Issue 10, a wrong move found on the whole sample: a board that only
+/// senses occupancy, scanning every 700 ms, caught the c4 bishop's square
+/// empty for one scan after 7.h3 (a sensor blip); 7...Nxc3 8.Bd5 leave
+/// exactly that, and were recorded. Two moves one scan alone shows now
+/// wait for the next scan, which showed c4 full again and 7...Bh5.
+#[test]
+fn regression_10_a_blip_one_scan_caught_is_not_read_as_two_moves() {
+    let Some((game, played)) = replayed(95, "hostile", OCCUPANCY_CLOCK, 95) else {
+        return;
+    };
+    assert_played(&game, &played, 20);
 }
 
 mod simulator {
