@@ -120,6 +120,9 @@ pub struct Engine {
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
     /// Moves a snapshot showed that the next scan must confirm.
     unconfirmed: Option<Unconfirmed>,
+    /// The last snapshot, when nothing explained it: if the next scan
+    /// empties again the one square it filled, that was a blip.
+    unexplained: Option<u64>,
 }
 
 impl Default for Engine {
@@ -158,6 +161,7 @@ impl Engine {
             hand_awaited: false,
             lifted: [None; 64],
             unconfirmed: None,
+            unexplained: None,
         }
     }
 
@@ -483,6 +487,12 @@ impl Engine {
             self.config.arbiter,
             scanned,
         );
+        self.unexplained = (reading == Reading::Wait
+            && scanned == Scanned::Snapshot
+            && self.snapshots.only()
+            && !self.sensed.identifies_all())
+        .then(|| self.snapshots.last().map(|(seq, _)| seq))
+        .flatten();
         self.hand_awaited = reading == Reading::Hand;
         let waiting = matches!(
             reading,

@@ -66,6 +66,24 @@ impl Snapshots {
             .map(|&(_, shown)| shown)
     }
 
+    /// The squares the snapshot of event `seq` shows occupied and both the
+    /// one before it and the one after it empty (none until the next one
+    /// came). A square shown empty for one scan is not counted: that is
+    /// also a captured piece taken off before the capturing one is put
+    /// down.
+    pub fn odd_fills(&self, seq: u64) -> Bitboard {
+        let Some(j) = self.list.iter().position(|(at, _)| *at == seq) else {
+            return Bitboard::EMPTY;
+        };
+        match (j.checked_sub(1), self.list.get(j + 1)) {
+            (Some(before), Some(&(_, next))) => {
+                let shown = self.list[j].1;
+                shown & !self.list[before].1 & !next
+            }
+            _ => Bitboard::EMPTY,
+        }
+    }
+
     /// The squares the last snapshot shows changed from the one before it
     /// (all of them if there is none).
     pub fn changed_last(&self) -> Bitboard {
@@ -415,5 +433,21 @@ mod tests {
         s.forget_blips(2, Bitboard::from_square(Square::C2));
         assert!(s.allow(&pos, &line(&pos, "e4"), 0, Bitboard::EMPTY));
         assert_eq!(s.last(), Some((3, occupancy(&pos, "e4"))));
+    }
+
+    #[test]
+    fn only_a_square_filled_for_one_scan_is_an_odd_fill() {
+        let pos = Chess::default();
+        let start = pos.board().occupied();
+        let mut s = Snapshots::default();
+        s.push(1, start);
+        s.push(2, start.with(Square::E4).without(Square::C2));
+        assert_eq!(s.odd_fills(2), Bitboard::EMPTY, "no next scan yet");
+        s.push(3, start);
+        // e4 filled for one scan; c2 emptied for one scan is left alone
+        // (a captured piece taken off looks the same).
+        assert_eq!(s.odd_fills(2), Bitboard::from_square(Square::E4));
+        assert_eq!(s.odd_fills(1), Bitboard::EMPTY);
+        assert_eq!(s.odd_fills(3), Bitboard::EMPTY);
     }
 }

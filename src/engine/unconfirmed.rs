@@ -6,7 +6,8 @@
 //! is 7...Nxc3 8.Bd5. Two or more moves one snapshot alone shows, that a
 //! blip on a square it changed would explain otherwise, are recorded only
 //! once the next scan shows they were no blip (a wrong move is worse than
-//! a late one).
+//! a late one). A snapshot nothing explained, with one square filled that
+//! the next scan empties again, is read without it.
 
 use shakmaty::{Bitboard, Move, Position};
 
@@ -70,6 +71,7 @@ impl Engine {
     /// without it; otherwise the moves were made, when the snapshot showed
     /// them.
     pub(super) fn settle_unconfirmed(&mut self) {
+        self.forget_unexplained_blip();
         let Some(u) = self.unconfirmed.take() else {
             return;
         };
@@ -138,6 +140,25 @@ impl Engine {
                 // Shown at once with the moves before them.
                 self.alert_inferred(u.ply - u.before + 1);
             }
+        }
+    }
+
+    /// A snapshot nothing explained, once the next scan came: if that scan
+    /// emptied again the one square it filled, the square was a blip, and
+    /// later lines are not read as passing through it (a queen's move to
+    /// that square, then moves that bring the board to what it shows now).
+    /// A square shown empty for one scan is left alone: a captured piece
+    /// taken off before the capturing one is put down looks the same.
+    fn forget_unexplained_blip(&mut self) {
+        let Some(seq) = self.unexplained else {
+            return;
+        };
+        let odd = self.snapshots.odd_fills(seq);
+        if odd.count() == 1 {
+            self.snapshots.forget_blips(seq, odd);
+            self.unexplained = None;
+        } else if self.snapshots.next_after(seq).is_some() {
+            self.unexplained = None;
         }
     }
 

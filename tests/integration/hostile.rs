@@ -63,8 +63,8 @@ const EXPECTED: &[(&str, bool, bool, usize, usize, usize, usize)] = &[
     ("rotated", false, false, 22, 0, 0, 0),
     ("hostile", true, true, 14, 0, 184, 6),
     ("hostile", true, false, 15, 0, 209, 7),
-    ("hostile", false, true, 9, 0, 570, 15),
-    ("hostile", false, false, 3, 0, 704, 19),
+    ("hostile", false, true, 14, 0, 319, 10),
+    ("hostile", false, false, 13, 0, 320, 9),
 ];
 
 /// Every 20th game, or all of them with `EBOARD_CORPUS_FULL=1`.
@@ -275,6 +275,21 @@ fn regression_10_a_blip_one_scan_caught_is_not_read_as_two_moves() {
         return;
     };
     assert_played(&game, &played, 20);
+}
+
+/// Issue 10, a wrong move found on the whole sample: a board that only
+/// senses occupancy, scanning every 700 ms, showed h5 filled for one scan
+/// after 17...Nxd2 (a sensor blip), which no move explained; the next scan
+/// caught the queen lifted for 18.Qxd2 with the knight taken off. Read as
+/// passing through the blip, 18.Qh5 and moves after it explained the
+/// board and 18.Qh5 was recorded. A square one unexplained scan filled and
+/// the next emptied again is now forgotten.
+#[test]
+fn regression_10_a_square_filled_for_one_unexplained_scan_is_a_blip() {
+    let Some((game, played)) = replayed(83, "hostile", OCCUPANCY_CLOCK, 83) else {
+        return;
+    };
+    assert_played(&game, &played, 36);
 }
 
 mod simulator {
