@@ -52,8 +52,8 @@ pub enum Reading {
     Unconfirmed {
         /// Moves made, to record.
         certain: Vec<Move>,
-        /// The moves after them, made unless the next scan shows one of
-        /// `suspect` back as it was before this one.
+        /// The moves after them: made, unless at the next scan only a
+        /// blip on one of `suspect` explains the board.
         then: Vec<Move>,
         /// The squares whose blip would explain the snapshot otherwise.
         suspect: Bitboard,

@@ -14,8 +14,9 @@ use shakmaty::{Bitboard, Move, Position};
 use super::{Engine, scanned::SnapshotLines};
 use crate::event::Millis;
 
-/// Moves a scanning board's snapshot showed that stand unless the next
-/// scan shows one of the squares it changed back as it was (a blip).
+/// Moves a scanning board's snapshot showed that stand unless, at the
+/// next scan, only a blip on one of the squares it changed explains the
+/// board.
 #[derive(Debug, Clone)]
 pub(super) struct Unconfirmed {
     /// The record's length they follow on from.
@@ -66,10 +67,11 @@ impl Engine {
         }
     }
 
-    /// Moves a snapshot showed, once a later scan came: a square it
-    /// changed shown back as it was was a blip, and the snapshot is read
-    /// without it; otherwise the moves were made, when the snapshot showed
-    /// them.
+    /// Moves a snapshot showed, once a later scan came. If none of the
+    /// squares a blip would explain is shown back as it was, or the board
+    /// is still explained with the moves made, they were made, when the
+    /// snapshot showed them. If only the blip explains it, the snapshot is
+    /// read without that square.
     pub(super) fn settle_unconfirmed(&mut self) {
         self.forget_unexplained_blip();
         let Some(u) = self.unconfirmed.take() else {
