@@ -129,15 +129,20 @@ impl SnapshotLines<'_> {
     /// or the position itself, leads to the snapshot through the ones
     /// before it, or leaves a move in progress.
     pub(super) fn explained(&self) -> bool {
-        if self.sensed.occupied() == self.pos.board().occupied()
-            && self
-                .snapshots
-                .allow(self.pos, &[], self.since, self.settling)
-        {
+        if self.still() {
             return true;
         }
         let (exact, hand) = self.lines(&[], false, true);
         !exact.is_empty() || !hand.is_empty()
+    }
+
+    /// Whether the snapshot shows the record's position itself, and the
+    /// ones before it allow that no move was made.
+    fn still(&self) -> bool {
+        self.sensed.occupied() == self.pos.board().occupied()
+            && self
+                .snapshots
+                .allow(self.pos, &[], self.since, self.settling)
     }
 
     /// How many of `moves`, read from this snapshot, stand even if one
@@ -159,19 +164,16 @@ impl SnapshotLines<'_> {
                 sensed.place(sq, None, u64::MAX);
             }
             let snapshots = self.snapshots.with_last(sensed.occupied());
-            let mut lines = Vec::new();
-            if sensed.occupied() == self.pos.board().occupied()
-                && snapshots.allow(self.pos, &[], self.since, self.settling)
-            {
-                lines.push(Vec::new());
+            let without = SnapshotLines {
+                sensed: &sensed,
+                snapshots: &snapshots,
+                ..*self
+            };
+            let lines = if without.still() {
+                vec![Vec::new()]
             } else {
-                let without = SnapshotLines {
-                    sensed: &sensed,
-                    snapshots: &snapshots,
-                    ..*self
-                };
-                lines = without.lines(&[], false, false).0;
-            }
+                without.lines(&[], false, false).0
+            };
             for line in lines.iter().filter(|line| line.len() <= moves.len()) {
                 let agree = moves.iter().zip(line).take_while(|(a, b)| a == b).count();
                 if agree < moves.len() {
@@ -289,7 +291,7 @@ impl SnapshotLines<'_> {
 }
 
 /// Whether `line` is a sequence of legal moves from `pos`.
-fn is_legal_line(pos: &Chess, line: &[Move]) -> bool {
+pub(super) fn is_legal_line(pos: &Chess, line: &[Move]) -> bool {
     let mut pos = pos.clone();
     line.iter().all(|&m| {
         let legal = pos.is_legal(m);

@@ -11,7 +11,10 @@
 
 use shakmaty::{Bitboard, Move, Position};
 
-use super::{Engine, scanned::SnapshotLines};
+use super::{
+    Engine,
+    scanned::{SnapshotLines, is_legal_line},
+};
 use crate::event::Millis;
 
 /// Moves a scanning board's snapshot showed that stand unless, at the
@@ -130,13 +133,8 @@ impl Engine {
 
     /// Records moves a snapshot showed, when it showed them.
     fn confirm(&mut self, u: Unconfirmed) {
-        let mut pos = self.game().position().clone();
-        let legal = u.moves.iter().all(|&m| {
-            let ok = pos.is_legal(m);
-            pos.play_unchecked(m);
-            ok
-        });
-        if legal && !self.contradicts_candidates(&u.moves) {
+        if is_legal_line(self.game().position(), &u.moves) && !self.contradicts_candidates(&u.moves)
+        {
             self.record(&u.moves, u.made_at, u.basis);
             if u.moves.len() == 1 && u.before > 0 {
                 // Shown at once with the moves before them.
