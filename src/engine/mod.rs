@@ -427,6 +427,9 @@ impl Engine {
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
         self.flush();
+        if self.undecided() {
+            self.list_undecided();
+        }
         self.confirm_at_end();
         self.analyse_in_line();
     }
@@ -444,6 +447,14 @@ impl Engine {
     /// they left it, with no piece in the air.
     fn evaluate_at(&mut self, closing: bool) {
         self.settle_unconfirmed();
+        if self.undecided() {
+            // Meanwhile the board is not read; when the players end the
+            // game, both stories are listed as they stand.
+            if closing {
+                self.list_undecided();
+            }
+            return;
+        }
         let made_at = self.settle.since();
         let basis = self.settle.basis();
         let plies = self.game().ply();

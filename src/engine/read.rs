@@ -48,7 +48,8 @@ pub enum Reading {
         lines: Vec<Vec<Move>>,
     },
     /// Moves a snapshot shows, some of which stand only if none of the
-    /// squares it changed was a blip: the next scan tells.
+    /// squares it changed was a blip: the next scan tells (or the one after
+    /// it, for one move the blip would make a capture).
     Unconfirmed {
         /// Moves made, to record.
         certain: Vec<Move>,
@@ -247,6 +248,18 @@ fn read_occupancy_snapshot(
                         Reading::Unconfirmed {
                             certain,
                             then,
+                            suspect,
+                        }
+                    })
+                }
+                ScanReading::Moves(moves) if hands && moves.len() == 1 => {
+                    let suspect = lines.one_move_blip(moves[0]);
+                    Some(if suspect.is_empty() {
+                        Reading::Moves(moves)
+                    } else {
+                        Reading::Unconfirmed {
+                            certain: Vec::new(),
+                            then: moves,
                             suspect,
                         }
                     })

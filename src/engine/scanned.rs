@@ -125,15 +125,15 @@ impl SnapshotLines<'_> {
         conclude(exact, &hand)
     }
 
-    /// Whether some line of up to three moves from the record's position,
-    /// or the position itself, leads to the snapshot through the ones
-    /// before it, or leaves a move in progress.
-    pub(super) fn explained(&self) -> bool {
+    /// The lines from the record's position that explain the snapshot: the
+    /// position itself (no move), or lines of up to three moves that lead
+    /// to it through the snapshots before it; then those that leave a move
+    /// in progress after them.
+    pub(super) fn explanations(&self) -> (Vec<Vec<Move>>, Vec<Vec<Move>>) {
         if self.still() {
-            return true;
+            return (vec![Vec::new()], Vec::new());
         }
-        let (exact, hand) = self.lines(&[], false, true);
-        !exact.is_empty() || !hand.is_empty()
+        self.lines(&[], false, true)
     }
 
     /// Whether the snapshot shows the record's position itself, and the
@@ -183,6 +183,38 @@ impl SnapshotLines<'_> {
             }
         }
         (proof, suspect)
+    }
+
+    /// The square a move read alone from this snapshot filled, filled at
+    /// this very scan, if a blip there would make it a capture by the same
+    /// piece instead (a knight lifted for Nxb5, and c4 caught full for a
+    /// moment, reads as Nc4).
+    pub(super) fn one_move_blip(&self, mv: Move) -> Bitboard {
+        let to = mv.to();
+        if mv.is_capture()
+            || mv.is_castle()
+            || !self.snapshots.changed_last().contains(to)
+            || !self.sensed.occupied().contains(to)
+        {
+            return Bitboard::EMPTY;
+        }
+        let mut sensed = self.sensed.clone();
+        sensed.lift(to, u64::MAX);
+        let snapshots = self.snapshots.with_last(sensed.occupied());
+        let without = SnapshotLines {
+            sensed: &sensed,
+            snapshots: &snapshots,
+            ..*self
+        };
+        let (exact, _) = without.lines(&[], false, false);
+        if exact
+            .iter()
+            .any(|line| line.len() == 1 && line[0].from() == mv.from() && line[0].is_capture())
+        {
+            Bitboard::from_square(to)
+        } else {
+            Bitboard::EMPTY
+        }
     }
 
     /// Reads a snapshot that no line of up to three moves from the record
@@ -705,6 +737,22 @@ mod tests {
         assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
     }
 
+    /// The lines from `pos` to the last of `snapshots`, all of them shown
+    /// since `pos` was.
+    fn from_the_start<'a>(
+        pos: &'a Chess,
+        sensed: &'a SensedBoard,
+        snapshots: &'a Snapshots,
+    ) -> SnapshotLines<'a> {
+        SnapshotLines {
+            pos,
+            sensed,
+            snapshots,
+            since: 0,
+            settling: Bitboard::EMPTY,
+        }
+    }
+
     /// The blip: after 7.h3 in the blip script's game, one scan
     /// shows the c4 bishop gone.
     fn before_the_blip() -> Chess {
@@ -720,13 +768,7 @@ mod tests {
         let mut snapshots = Snapshots::default();
         snapshots.push(0, pos.board().occupied());
         snapshots.push(1, sensed.occupied());
-        let lines = SnapshotLines {
-            pos: &pos,
-            sensed: &sensed,
-            snapshots: &snapshots,
-            since: 0,
-            settling: Bitboard::EMPTY,
-        };
+        let lines = from_the_start(&pos, &sensed, &snapshots);
         // 7...Nxc3 8.Bd5 leave exactly c4 empty ...
         let (_, moves) = play(&pos, &["d5c3", "c4d5"]);
         assert_eq!(lines.read(false, true), ScanReading::Moves(moves.clone()));
@@ -748,5 +790,47 @@ mod tests {
             ..lines
         };
         assert_eq!(lines.blip_proof(&moves), (2, Bitboard::EMPTY));
+    }
+
+    /// Scans of a piece lifted from `from` (one scan), then shown on `to`:
+    /// what the last one shows, and all three snapshots.
+    fn lifted_then_put(pos: &Chess, from: Square, to: Square) -> (SensedBoard, Snapshots) {
+        let mut lifted = pos.board().clone();
+        let piece = lifted.remove_piece_at(from).unwrap();
+        let mut board = lifted.clone();
+        board.set_piece_at(to, piece);
+        let sensed = scanned(pos, &board, false);
+        let mut snapshots = Snapshots::default();
+        snapshots.push(0, pos.board().occupied());
+        snapshots.push(1, lifted.occupied());
+        snapshots.push(2, sensed.occupied());
+        (sensed, snapshots)
+    }
+
+    #[test]
+    fn one_move_a_blip_would_make_a_capture_waits() {
+        // The blip script's game: after 2...Nf6 the c3 knight is lifted
+        // (one scan), then a scan shows b5 full as well.
+        let pos = after_sans("e4 d5 Nc3 Nf6");
+        let (sensed, snapshots) = lifted_then_put(&pos, Square::C3, Square::B5);
+        let lines = from_the_start(&pos, &sensed, &snapshots);
+        let (_, moves) = play(&pos, &["c3b5"]);
+        assert_eq!(lines.read(true, true), ScanReading::Moves(moves.clone()));
+        // b5 read full for a moment leaves 3.Nxd5, by the same knight.
+        assert_eq!(
+            lines.one_move_blip(moves[0]),
+            Bitboard::from_square(Square::B5)
+        );
+        // 3.Nf3 the same way: no capture by the g1 knight leaves the board
+        // without f3.
+        let (sensed, snapshots) = lifted_then_put(&pos, Square::G1, Square::F3);
+        let lines = SnapshotLines {
+            sensed: &sensed,
+            snapshots: &snapshots,
+            ..lines
+        };
+        let (_, moves) = play(&pos, &["g1f3"]);
+        assert_eq!(lines.read(true, true), ScanReading::Moves(moves.clone()));
+        assert_eq!(lines.one_move_blip(moves[0]), Bitboard::EMPTY);
     }
 }

@@ -66,6 +66,11 @@ impl Snapshots {
             .map(|&(_, shown)| shown)
     }
 
+    /// How many snapshots came after event `seq`.
+    pub fn count_after(&self, seq: u64) -> usize {
+        self.list.iter().filter(|(at, _)| *at > seq).count()
+    }
+
     /// The squares the snapshot of event `seq` shows occupied and both the
     /// one before it and the one after it empty (none until the next one
     /// came). A square shown empty for one scan is not counted: that is

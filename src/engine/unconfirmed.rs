@@ -6,14 +6,19 @@
 //! is 7...Nxc3 8.Bd5. Two or more moves one snapshot alone shows, that a
 //! blip on a square it changed would explain otherwise, are recorded only
 //! once the next scan shows they were no blip (a wrong move is worse than
-//! a late one). A snapshot nothing explained, with one square filled that
-//! the next scan empties again, is read without it.
+//! a late one). So is one move alone, when a blip on the square it filled
+//! would make it a capture by the same piece (the a3 knight lifted for
+//! Nxb5, and c4 caught full, is Nc4); if the next scan shows the square
+//! empty again, and the capture explains the board with fewer moves, the
+//! scan after it tells them apart. A snapshot nothing explained, with one
+//! square filled that the next scan empties again, is read without it.
 
 use shakmaty::{Bitboard, Move, Position};
 
 use super::{
     Engine,
     scanned::{SnapshotLines, is_legal_line},
+    snapshots::Snapshots,
 };
 use crate::event::Millis;
 
@@ -37,6 +42,33 @@ pub(super) struct Unconfirmed {
     made_at: Millis,
     basis: u64,
 }
+
+/// The board read two ways, while moves wait: every line from the
+/// record's position that explains it with those moves made (first), or
+/// with the squares their snapshot showed back read as a blip (other lines
+/// only); each exactly, or leaving a piece in the hand.
+struct Stories {
+    made_exact: Vec<Vec<Move>>,
+    made_hand: Vec<Vec<Move>>,
+    blip_exact: Vec<Vec<Move>>,
+    blip_hand: Vec<Vec<Move>>,
+    /// The squares shown back, and the snapshots without them.
+    back: Bitboard,
+    repaired: Snapshots,
+}
+
+impl Unconfirmed {
+    /// One move alone, that a blip on the square it filled would make a
+    /// capture instead: both stories are weighed on later scans.
+    fn patient(&self) -> bool {
+        self.before == 0 && self.moves.len() == 1
+    }
+}
+
+/// How many later scans may leave both a patient move and the blip
+/// standing before the move is taken as made (as the snapshot showed it):
+/// the board is not read meanwhile, and more moves may pile up.
+const MAX_WEIGHED: usize = 1;
 
 impl Engine {
     /// Records the moves of a snapshot that stand whatever the next scan
@@ -74,7 +106,8 @@ impl Engine {
     /// squares a blip would explain is shown back as it was, or the board
     /// is still explained with the moves made, they were made, when the
     /// snapshot showed them. If only the blip explains it, the snapshot is
-    /// read without that square.
+    /// read without that square. A patient move the blip explains with
+    /// fewer moves waits one scan more.
     pub(super) fn settle_unconfirmed(&mut self) {
         self.forget_unexplained_blip();
         let Some(u) = self.unconfirmed.take() else {
@@ -87,9 +120,39 @@ impl Engine {
             self.unconfirmed = Some(u);
             return;
         };
+        let Some(stories) = self.stories(&u, next) else {
+            return self.confirm(u);
+        };
+        // Read without the square, the board shows fewer moves, where with
+        // it a piece leaves the square again at once (Nc4, then the knight
+        // lifted again or on to e5; or Nxb5): the next scans tell them
+        // apart, since that piece must go on somewhere.
+        let fewest = stories.made_exact.iter().map(Vec::len).min();
+        let weigh = u.patient()
+            && stories
+                .blip_exact
+                .iter()
+                .any(|line| fewest.is_none_or(|n| line.len() < n))
+            && self.snapshots.count_after(u.seq) <= MAX_WEIGHED;
+        let made = !stories.made_exact.is_empty() || !stories.made_hand.is_empty();
+        let blip = !stories.blip_exact.is_empty() || !stories.blip_hand.is_empty();
+        match (made, blip) {
+            (true, _) if weigh => self.unconfirmed = Some(u),
+            // A blip is the rarer story: it must be the only one.
+            (true, _) => self.confirm(u),
+            (false, true) => self.forget(u, stories),
+            // Neither: the board is read as it is.
+            (false, false) => {}
+        }
+    }
+
+    /// How the board is explained now with the moves that wait made, and
+    /// without the squares of their snapshot shown back at scan `next`
+    /// (none if no such square: the moves stand).
+    fn stories(&self, u: &Unconfirmed, next: Bitboard) -> Option<Stories> {
         let back = u.suspect & (next ^ u.shown);
         if back.is_empty() {
-            return self.confirm(u);
+            return None;
         }
         // A square shown back may be a blip gone, or the next moves:
         // whichever explains the board now.
@@ -100,35 +163,78 @@ impl Engine {
         }
         let mut repaired = self.snapshots.clone();
         repaired.forget_blips(u.seq, back);
-        let made = SnapshotLines {
+        let whole = |line: Vec<Move>| [&u.moves[..], &line].concat();
+        let (made_exact, made_hand) = SnapshotLines {
             pos: &after,
             sensed: &self.sensed,
             snapshots: &self.snapshots,
             since: u.seq,
             settling: Bitboard::EMPTY,
         }
-        .explained();
-        let blipped = SnapshotLines {
+        .explanations();
+        let (blip_exact, blip_hand) = SnapshotLines {
             pos: &pos,
             sensed: &self.sensed,
             snapshots: &repaired,
             since: self.game().basis(u.ply),
             settling: Bitboard::EMPTY,
         }
-        .explained();
-        match (made, blipped) {
-            // A blip is the rarer story: it must be the only one.
-            (true, _) => self.confirm(u),
-            (false, true) => {
-                self.snapshots = repaired;
-                // A piece read gone for one scan was never lifted.
-                for sq in back & !u.shown {
-                    self.sensed.forget_blip(sq);
-                }
-            }
-            // Neither: the board is read as it is.
-            (false, false) => {}
+        .explanations();
+        // Read without the square, the board may still show the same moves.
+        let other = |line: &Vec<Move>| !line.starts_with(&u.moves);
+        Some(Stories {
+            made_exact: made_exact.into_iter().map(whole).collect(),
+            made_hand: made_hand.into_iter().map(whole).collect(),
+            blip_exact: blip_exact.into_iter().filter(other).collect(),
+            blip_hand: blip_hand.into_iter().filter(other).collect(),
+            back,
+            repaired,
+        })
+    }
+
+    /// The players ended the game, or the input ended, while a patient
+    /// move and a blip both still explained the board: neither is certain,
+    /// and both are listed for the arbiter (`out_of_sync`).
+    pub(super) fn list_undecided(&mut self) {
+        let Some(u) = self.unconfirmed.take() else {
+            return;
+        };
+        let Some(stories) = self
+            .snapshots
+            .next_after(u.seq)
+            .and_then(|next| self.stories(&u, next))
+        else {
+            return self.confirm(u);
+        };
+        let pick = |exact: Vec<Vec<Move>>, hand: Vec<Vec<Move>>| {
+            if exact.is_empty() { hand } else { exact }
+        };
+        let mut lines = pick(stories.made_exact, stories.made_hand);
+        lines.extend(pick(stories.blip_exact, stories.blip_hand));
+        lines.dedup();
+        match lines.len() {
+            0 => {}
+            1 if lines[0].starts_with(&u.moves) => self.confirm(u),
+            _ => self.ambiguous(lines, false),
         }
+    }
+
+    /// The snapshot of moves that wait was a blip on the squares `back`:
+    /// the snapshots are read without them.
+    fn forget(&mut self, u: Unconfirmed, stories: Stories) {
+        self.snapshots = stories.repaired;
+        // A piece read gone for one scan was never lifted.
+        for sq in stories.back & !u.shown {
+            self.sensed.forget_blip(sq);
+        }
+    }
+
+    /// Whether moves a snapshot showed wait while later scans tell them
+    /// from a blip: the board is not read from the record meanwhile.
+    pub(super) fn undecided(&self) -> bool {
+        self.unconfirmed
+            .as_ref()
+            .is_some_and(|u| self.snapshots.next_after(u.seq).is_some())
     }
 
     /// Records moves a snapshot showed, when it showed them.
