@@ -18,6 +18,8 @@ pub struct SensedBoard {
     /// The stamps each square had before its last lift, so that a blip can
     /// be taken back.
     before_lift: [(u64, u64); 64],
+    /// The same before its last place, for a blip that fills a square.
+    before_place: [(u64, u64); 64],
     /// Squares that may have been emptied and refilled unseen before the
     /// event `unseen_at` (a scan, a dump after an outage) showed them.
     unseen: Bitboard,
@@ -34,6 +36,7 @@ impl SensedBoard {
             last_place: [0; 64],
             last_lift: [0; 64],
             before_lift: [(0, 0); 64],
+            before_place: [(0, 0); 64],
             unseen: Bitboard::EMPTY,
             unseen_at: 0,
         }
@@ -63,7 +66,9 @@ impl SensedBoard {
 
     /// A piece was put on `sq`. Returns whether anything changed.
     pub fn place(&mut self, sq: Square, piece: Option<Piece>, seq: u64) -> bool {
-        self.last_place[sq.to_usize()] = seq;
+        let i = sq.to_usize();
+        self.before_place[i] = (self.last_place[i], self.last_lift[i]);
+        self.last_place[i] = seq;
         let changed =
             !self.occupied.contains(sq) || (piece.is_some() && self.piece_at(sq) != piece);
         self.occupied.add(sq);
@@ -79,6 +84,15 @@ impl SensedBoard {
     pub fn forget_blip(&mut self, sq: Square) {
         let i = sq.to_usize();
         (self.last_place[i], self.last_lift[i]) = self.before_lift[i];
+    }
+
+    /// An empty square `sq` read full and empty again before the state
+    /// settled, with nothing else in between: a sensor blip (no hand puts
+    /// a piece down and lifts it within the settle time). Neither the place
+    /// nor the lift is evidence of anything.
+    pub fn forget_phantom(&mut self, sq: Square) {
+        let i = sq.to_usize();
+        (self.last_place[i], self.last_lift[i]) = self.before_place[i];
     }
 
     /// These sensors with every square of `squares` that still reads

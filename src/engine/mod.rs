@@ -118,6 +118,8 @@ pub struct Engine {
     /// Per square, when a piece was last lifted from it and what the board
     /// said it was: a piece put back within the settle time is a blip.
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
+    /// Per square, when a piece was last put on it while it was empty.
+    placed: [Option<(Millis, u64)>; 64],
     /// Moves a snapshot showed that the next scan must confirm.
     unconfirmed: Option<Unconfirmed>,
     /// The last snapshot, when nothing explained it: if the next scan
@@ -160,6 +162,7 @@ impl Engine {
             reading_dump: false,
             hand_awaited: false,
             lifted: [None; 64],
+            placed: [None; 64],
             unconfirmed: None,
             unexplained: None,
         }
@@ -292,6 +295,21 @@ impl Engine {
 
     fn lift(&mut self, sq: Square, t: Millis) {
         self.seq += 1;
+        // A square filled and emptied again at once, with nothing else in
+        // between, before the state settled: a sensor blip.
+        let phantom = self.placed[sq.to_usize()].take().is_some_and(|(at, seq)| {
+            seq + 1 == self.seq && t.saturating_sub(at) < self.config.settle_ms
+        });
+        if phantom {
+            self.lifted[sq.to_usize()] = None;
+            if self.sensed.lift(sq, self.seq) {
+                self.settle.changed(t, self.seq);
+                self.scanned = false;
+                self.snapshots.clear();
+            }
+            self.sensed.forget_phantom(sq);
+            return;
+        }
         if !self.game().is_over() && self.config.arbiter {
             self.touches.note(
                 &self.games[self.games.len() - 1],
@@ -323,6 +341,10 @@ impl Engine {
                     && !self.sensed.occupied().contains(sq)
                     && (piece.is_none() || was.is_none() || piece == was)
             });
+        // A piece put on an empty square, not one put back, may be a blip
+        // itself.
+        self.placed[sq.to_usize()] =
+            (!candidate && !self.sensed.occupied().contains(sq)).then_some((t, self.seq));
         if self.sensed.place(sq, piece, self.seq) {
             self.settle.changed(t, self.seq);
             self.scanned = false;

@@ -308,6 +308,27 @@ fn regression_10_a_blip_where_a_lifted_piece_could_go_is_not_its_move() {
     assert_played(&game, &played, 22);
 }
 
+/// Issue 10, a false alarm found on the whole sample: a board that only
+/// senses occupancy, with no clock, reported 20.Nxb7 (the knight lifted
+/// from c5, the pawn taken off b7, the knight put down there), then c5
+/// full for 16 ms (a sensor blip). Read as the knight put back on c5 and
+/// lifted again, 20.Nxb7 stayed a piece in the hand, and Black's castling
+/// then read as that knight put on g8: a false `illegal_move`, and the
+/// game was lost. An empty square read full and empty again at once is
+/// now a blip.
+#[test]
+fn regression_10_a_square_filled_and_emptied_at_once_is_a_blip() {
+    let occupancy = Variant {
+        identity: false,
+        clock: false,
+    };
+    let Some((game, played)) = replayed(113, "blips", occupancy, 113) else {
+        return;
+    };
+    assert_played(&game, &played, played.len());
+    assert!(game.alerts.is_empty(), "{:?}", game.alerts);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
