@@ -17,10 +17,17 @@ use crate::{
 };
 
 /// The longest sequence recorded from one snapshot of a board that only
-/// scans. Longer ones are listed for the arbiter instead: a snapshot may
+/// scans (but see [`IDENTITY_SNAPSHOT_PLIES`]). Longer ones are listed for the arbiter instead: a snapshot may
 /// catch a hand in motion, and the shortest sequence that explains it is
 /// then often a detour nobody played.
 pub(super) const SNAPSHOT_PLIES: usize = 2;
+
+/// The same on a board that identifies pieces, when the line passes
+/// through every snapshot before it and no square the last scan changed
+/// is shown back by the next one. At four a detour was read on the
+/// corpus (24...Kg7 25.Rxh7+ Kg8 26.g7 for 24...h5 25.Rxh5+ Kg7 26.Rh7+
+/// Kg8 27.g7).
+pub(super) const IDENTITY_SNAPSHOT_PLIES: usize = 3;
 
 /// The hypotheses the engine keeps while the board is out of step.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -95,8 +102,33 @@ impl Engine {
             {
                 self.hypotheses.state = SyncState::Searching;
             }
-            Resync::Unique(line) if !self.dumped && line.len() > SNAPSHOT_PLIES => {
+            Resync::Unique(line)
+                if !self.dumped
+                    && line.len() > SNAPSHOT_PLIES
+                    && (occupancy
+                        || line.len() > IDENTITY_SNAPSHOT_PLIES
+                        || !self.snapshots.allow(
+                            &pos,
+                            &line,
+                            game.basis(game.ply()),
+                            Bitboard::EMPTY,
+                        )) =>
+            {
                 self.ambiguous(vec![line], false);
+            }
+            // On a board that identifies pieces, a long line one snapshot
+            // shows waits for the next scan if a square it changed could be
+            // a blip (a pawn read gone for a moment reads as captured by a
+            // piece that went there and back).
+            Resync::Unique(line)
+                if !self.dumped
+                    && line.len() > SNAPSHOT_PLIES
+                    && !self.contradicts_candidates(&line)
+                    && !self.blip_suspects().is_empty() =>
+            {
+                self.hypotheses.clear();
+                let suspect = self.blip_suspects();
+                self.unconfirmed_read(Vec::new(), line, suspect, made_at, basis, true);
             }
             Resync::Unique(line) if self.contradicts_candidates(&line) => {}
             Resync::Unique(line) => {

@@ -578,7 +578,16 @@ impl Engine {
             // A scan missed the state between a move and the next hand
             // (the scan reading waited: a hand after some move, not the
             // mover's own hand, may explain it).
-            if let Some(m) = progress::move_then_in_progress(game.position(), &self.sensed) {
+            // The snapshots since the record's position must have shown
+            // that move, then the hand (not a king that stood elsewhere).
+            if let Some(m) = progress::move_then_in_progress(game.position(), &self.sensed)
+                && self.snapshots.allow_then_hand(
+                    game.position(),
+                    &[m],
+                    game.basis(game.ply()),
+                    shakmaty::Bitboard::EMPTY,
+                )
+            {
                 // Not while listed candidates say otherwise: the board may
                 // be further on than this one move.
                 if self.agrees_with_candidates(m) {
@@ -600,7 +609,8 @@ impl Engine {
                 // fewer moves may explain too: a move in progress.
                 in_hand = self.dumped
                     && !self.sensed.identifies_all()
-                    && self.hypotheses.state == SyncState::Searching;
+                    && self.hypotheses.state == SyncState::Searching
+                    || self.unconfirmed.is_some();
             }
         } else if !in_hand {
             self.hypotheses.clear();

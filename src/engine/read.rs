@@ -147,7 +147,7 @@ pub fn read(
     let moves = if matches!(scanned, Scanned::Dump | Scanned::AfterDump)
         || scanned == Scanned::Snapshot && sensed.identifies_all()
     {
-        read_scan_moves(game, sensed, moment, scanned)
+        read_scan_moves(game, sensed, moment, scanned, snapshots)
     } else if scanned == Scanned::Snapshot && snapshots.only() {
         read_occupancy_snapshot(game, sensed, snapshots, moment)
     } else {
@@ -254,15 +254,7 @@ fn read_occupancy_snapshot(
                 }
                 ScanReading::Moves(moves) if hands && moves.len() == 1 => {
                     let suspect = lines.one_move_blip(moves[0]);
-                    Some(if suspect.is_empty() {
-                        Reading::Moves(moves)
-                    } else {
-                        Reading::Unconfirmed {
-                            certain: Vec::new(),
-                            then: moves,
-                            suspect,
-                        }
-                    })
+                    Some(unless_blip(moves, suspect))
                 }
                 ScanReading::None if !moment.candidates.is_empty() => {
                     narrowed(&lines, moment).or(waits.then_some(Reading::Wait))
@@ -272,6 +264,21 @@ fn read_occupancy_snapshot(
             }
         }
         other => other,
+    }
+}
+
+/// `moves` read from a snapshot, made at once unless a blip on one of the
+/// `suspect` squares may explain the snapshot otherwise: then they wait
+/// for the next scan.
+fn unless_blip(moves: Vec<Move>, suspect: Bitboard) -> Reading {
+    if suspect.is_empty() {
+        Reading::Moves(moves)
+    } else {
+        Reading::Unconfirmed {
+            certain: Vec::new(),
+            then: moves,
+            suspect,
+        }
     }
 }
 
@@ -339,16 +346,29 @@ fn read_scan_moves(
     sensed: &SensedBoard,
     moment: Moment<'_>,
     scanned: Scanned,
+    snapshots: &Snapshots,
 ) -> Option<Reading> {
     let reading = read_scanned_state(game, sensed, moment, scanned);
+    let pos = game.position();
     match reading {
-        // As with the resynchronisation search, a snapshot is trusted for
-        // two moves at most: longer lines are listed for the arbiter (a
-        // king's or a bishop's detour between two scans reads shorter).
+        // More than two moves one snapshot shows must pass through the
+        // snapshots before it (a hand at work after other moves may read
+        // as a detour nobody played); they are listed for the arbiter if
+        // not.
+        Some(Reading::Moves(moves))
+            if scanned == Scanned::Snapshot
+                && moves.len() > SNAPSHOT_PLIES
+                && !snapshots.allow(pos, &moves, game.basis(game.ply()), Bitboard::EMPTY) =>
+        {
+            Some(Reading::Ambiguous(vec![moves]))
+        }
+        // Those that do wait for the next scan if a square the last one
+        // changed could be a blip.
         Some(Reading::Moves(moves))
             if scanned == Scanned::Snapshot && moves.len() > SNAPSHOT_PLIES =>
         {
-            Some(Reading::Ambiguous(vec![moves]))
+            let suspect = (pos.board().occupied() ^ sensed.occupied()) & snapshots.changed_last();
+            Some(unless_blip(moves, suspect))
         }
         other => other,
     }

@@ -41,6 +41,9 @@ pub(super) struct Unconfirmed {
     /// When, and by which event, the snapshot showed them made.
     made_at: Millis,
     basis: u64,
+    /// On a board that identifies pieces: any square shown back drops them
+    /// (the board is read again as it is).
+    strict: bool,
 }
 
 /// The board read two ways, while moves wait: every line from the
@@ -98,6 +101,7 @@ impl Engine {
                 suspect,
                 made_at,
                 basis,
+                strict: self.sensed.identifies_all(),
             });
         }
     }
@@ -120,6 +124,12 @@ impl Engine {
             self.unconfirmed = Some(u);
             return;
         };
+        if u.strict {
+            if (u.suspect & (next ^ u.shown)).is_empty() {
+                self.confirm(u);
+            }
+            return;
+        }
         let Some(stories) = self.stories(&u, next) else {
             return self.confirm(u);
         };
@@ -227,6 +237,13 @@ impl Engine {
         for sq in stories.back & !u.shown {
             self.sensed.forget_blip(sq);
         }
+    }
+
+    /// The squares the last snapshot changed where the board differs from
+    /// the record: a blip on any of them would change what it shows.
+    pub(super) fn blip_suspects(&self) -> Bitboard {
+        (self.game().position().board().occupied() ^ self.sensed.occupied())
+            & self.snapshots.changed_last()
     }
 
     /// Whether moves a snapshot showed wait while later scans tell them
