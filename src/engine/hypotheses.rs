@@ -63,8 +63,9 @@ impl Engine {
 
     /// A settled state that nothing shorter explains: search, when the board
     /// may have skipped states (a full scan or dump changed it last).
-    /// Returns whether moves were recorded.
-    pub(super) fn resynchronise(&mut self, made_at: Millis, basis: u64) -> bool {
+    /// `closing`: the players ended the game, so no later scan comes to
+    /// confirm moves. Returns whether moves were recorded.
+    pub(super) fn resynchronise(&mut self, made_at: Millis, basis: u64, closing: bool) -> bool {
         if !self.scanned && self.unseen_since_dump() && !self.sensed.identifies_all() {
             return self.resynchronise_after_dump(made_at, basis);
         }
@@ -122,6 +123,7 @@ impl Engine {
             // piece that went there and back).
             Resync::Unique(line)
                 if !self.dumped
+                    && !closing
                     && line.len() > SNAPSHOT_PLIES
                     && !self.contradicts_candidates(&line)
                     && !self.blip_suspects().is_empty() =>

@@ -603,7 +603,7 @@ impl Engine {
             && !self.phase.is_restoring()
             && !self.sensed.shows_position(game.position())
         {
-            if !self.resynchronise(made_at, basis) {
+            if !self.resynchronise(made_at, basis, closing) {
                 self.pressed_before_scan(made_at);
                 // A dump on occupancy the search reads, but a hand after
                 // fewer moves may explain too: a move in progress.

@@ -363,9 +363,10 @@ fn read_scan_moves(
             Some(Reading::Ambiguous(vec![moves]))
         }
         // Those that do wait for the next scan if a square the last one
-        // changed could be a blip.
+        // changed could be a blip (unless the players ended the game: no
+        // scan comes).
         Some(Reading::Moves(moves))
-            if scanned == Scanned::Snapshot && moves.len() > SNAPSHOT_PLIES =>
+            if scanned == Scanned::Snapshot && moves.len() > SNAPSHOT_PLIES && !moment.closing =>
         {
             let suspect = (pos.board().occupied() ^ sensed.occupied()) & snapshots.changed_last();
             Some(unless_blip(moves, suspect))
