@@ -17,9 +17,10 @@ use crate::{
 };
 
 /// The longest sequence recorded from one snapshot of a board that only
-/// scans (but see [`IDENTITY_SNAPSHOT_PLIES`]). Longer ones are listed for the arbiter instead: a snapshot may
-/// catch a hand in motion, and the shortest sequence that explains it is
-/// then often a detour nobody played.
+/// scans (but see [`IDENTITY_SNAPSHOT_PLIES`]). Longer ones are listed for
+/// the arbiter instead: a snapshot may catch a hand in motion, and the
+/// shortest sequence that explains it is then often a detour nobody
+/// played.
 pub(super) const SNAPSHOT_PLIES: usize = 2;
 
 /// The same on a board that identifies pieces, when the line passes

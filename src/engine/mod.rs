@@ -607,9 +607,11 @@ impl Engine {
                 self.pressed_before_scan(made_at);
                 // A dump on occupancy the search reads, but a hand after
                 // fewer moves may explain too: a move in progress.
-                in_hand = self.dumped
+                // Moves that wait for the next scan are not displaced
+                // pieces either.
+                in_hand = (self.dumped
                     && !self.sensed.identifies_all()
-                    && self.hypotheses.state == SyncState::Searching
+                    && self.hypotheses.state == SyncState::Searching)
                     || self.unconfirmed.is_some();
             }
         } else if !in_hand {
