@@ -82,6 +82,9 @@ impl Engine {
         let pos = game.position().clone();
         let target = Target::sensed(&self.sensed);
         let occupancy = !self.sensed.identifies_all();
+        let suspects = self
+            .snapshots
+            .blip_suspects(pos.board().occupied(), self.sensed.occupied());
         if occupancy && !self.dumped {
             // On an occupancy board's snapshots, a piece slid to a wrong
             // square or held in the hand is too often explained by moves
@@ -127,11 +130,10 @@ impl Engine {
                     && !closing
                     && line.len() > SNAPSHOT_PLIES
                     && !self.contradicts_candidates(&line)
-                    && !self.blip_suspects().is_empty() =>
+                    && !suspects.is_empty() =>
             {
                 self.hypotheses.clear();
-                let suspect = self.blip_suspects();
-                self.unconfirmed_read(Vec::new(), line, suspect, made_at, basis, true);
+                self.unconfirmed_read(Vec::new(), line, suspects, made_at, basis, true);
             }
             Resync::Unique(line) if self.contradicts_candidates(&line) => {}
             Resync::Unique(line) => {

@@ -368,7 +368,7 @@ fn read_scan_moves(
         Some(Reading::Moves(moves))
             if scanned == Scanned::Snapshot && moves.len() > SNAPSHOT_PLIES && !moment.closing =>
         {
-            let suspect = (pos.board().occupied() ^ sensed.occupied()) & snapshots.changed_last();
+            let suspect = snapshots.blip_suspects(pos.board().occupied(), sensed.occupied());
             Some(unless_blip(moves, suspect))
         }
         other => other,

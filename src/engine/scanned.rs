@@ -155,8 +155,10 @@ impl SnapshotLines<'_> {
     pub(super) fn blip_proof(&self, moves: &[Move]) -> (usize, Bitboard) {
         let mut proof = moves.len();
         let mut suspect = Bitboard::EMPTY;
-        let shown = self.pos.board().occupied() ^ self.sensed.occupied();
-        for sq in shown & self.snapshots.changed_last() {
+        let suspects = self
+            .snapshots
+            .blip_suspects(self.pos.board().occupied(), self.sensed.occupied());
+        for sq in suspects {
             let mut sensed = self.sensed.clone();
             if sensed.occupied().contains(sq) {
                 sensed.lift(sq, u64::MAX);

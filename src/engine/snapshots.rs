@@ -98,6 +98,13 @@ impl Snapshots {
         }
     }
 
+    /// The squares where the board, showing `sensed`, differs from the
+    /// record's position (`record`) and that the last snapshot changed: a
+    /// blip on any of them would change what it shows.
+    pub fn blip_suspects(&self, record: Bitboard, sensed: Bitboard) -> Bitboard {
+        (record ^ sensed) & self.changed_last()
+    }
+
     /// These snapshots with the last one showing `occupied` instead.
     pub fn with_last(&self, occupied: Bitboard) -> Snapshots {
         let mut changed = self.clone();

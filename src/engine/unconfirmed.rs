@@ -239,13 +239,6 @@ impl Engine {
         }
     }
 
-    /// The squares the last snapshot changed where the board differs from
-    /// the record: a blip on any of them would change what it shows.
-    pub(super) fn blip_suspects(&self) -> Bitboard {
-        (self.game().position().board().occupied() ^ self.sensed.occupied())
-            & self.snapshots.changed_last()
-    }
-
     /// Whether moves a snapshot showed wait while later scans tell them
     /// from a blip: the board is not read from the record meanwhile.
     pub(super) fn undecided(&self) -> bool {
