@@ -451,6 +451,15 @@ impl Engine {
         self.flush();
         if self.undecided() {
             self.list_undecided();
+        } else if self.hand_awaited
+            && !self.game().is_over()
+            && self.clock.pending_press[self.game().position().turn()]
+        {
+            // The player to move pressed his clock after the board last
+            // changed, and nothing came after: the board stands as he left
+            // it, his piece put down, not in the air (Art. 6.2.1: he
+            // pressed to complete a move).
+            self.evaluate_at(true);
         }
         self.confirm_at_end();
         self.analyse_in_line();
