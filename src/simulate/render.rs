@@ -91,6 +91,7 @@ pub(crate) fn render(
             windows: &windows,
             outages,
             identify: !opts.occupancy,
+            clock: opts.clock,
             period: period.max(1),
             phase: ChaCha8Rng::seed_from_u64(opts.seed ^ 0x5ca7).random_range(0..period.max(1)),
         }
@@ -167,6 +168,8 @@ struct Scanner<'a> {
     windows: &'a [Window],
     outages: &'a [Outage],
     identify: bool,
+    /// The players press a clock after each move.
+    clock: bool,
     period: Millis,
     phase: Millis,
 }
@@ -305,9 +308,19 @@ impl Scanner<'_> {
                 .iter()
                 .map(|m| m.mv)
                 .collect();
+            // On occupancy a capture shows only its emptied square, which a
+            // piece still in the hand shows too: the next move, the clock
+            // or the players ending the game tell them apart; after a
+            // checkmate or stalemate with no clock nothing does.
+            let last_capture = j == n
+                && (pos_at(n).is_checkmate() || pos_at(n).is_stalemate())
+                && !self.identify
+                && !self.clock
+                && moves.last().is_some_and(|m| m.is_capture());
             if j == i + 1 {
                 let index = plies.start + i;
-                if !shown_fully[index] && !single_ply_decidable(pos_at(i), moves[0], self.identify)
+                if !shown_fully[index]
+                    && (last_capture || !single_ply_decidable(pos_at(i), moves[0], self.identify))
                 {
                     // Scan every state the move goes through.
                     shown_fully[index] = true;
@@ -316,8 +329,9 @@ impl Scanner<'_> {
                 continue;
             }
             let earlier: Vec<Chess> = (0..i).map(|k| pos_at(k).clone()).collect();
-            if self.in_outage(plies.start + i)
-                || decidable(&earlier, pos_at(i), &moves, self.identify)
+            if !last_capture
+                && (self.in_outage(plies.start + i)
+                    || decidable(&earlier, pos_at(i), &moves, self.identify))
             {
                 continue;
             }

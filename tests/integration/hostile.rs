@@ -560,6 +560,43 @@ mod simulator {
         assert!(matches!(physical[2], BoardEvent::Place(Square::D5, _)));
     }
 
+    /// On occupancy a capture shows only its emptied square, as the piece
+    /// in the hand does; after a checkmate with no clock nothing comes to
+    /// tell them apart, so the scans must catch the captured piece taken
+    /// off. 2.Rxe8# is the only capture the rook has, which alone would
+    /// let a scan skip it.
+    #[test]
+    fn a_last_capture_with_no_clock_is_scanned_being_made() {
+        const BACK_RANK: &str = "[SetUp \"1\"]\n[FEN \"6k1/5ppp/8/1b6/8/8/5PPP/4R1K1 b - - 0 1\"]\n\n\
+            1... Be8 2. Rxe8# 1-0\n";
+        for seed in 0..30 {
+            let events = run(
+                BACK_RANK,
+                SimOptions {
+                    seed,
+                    occupancy: true,
+                    hostile: Hostile {
+                        scan_ms: Some(1000),
+                        ..Hostile::default()
+                    },
+                    ..SimOptions::default()
+                },
+            );
+            let e8: Vec<bool> = events
+                .iter()
+                .filter_map(|e| match &e.event {
+                    BoardEvent::Board(scan) => Some(piece(scan, Square::E8).is_some()),
+                    _ => None,
+                })
+                .collect();
+            let filled = e8.iter().position(|&full| full);
+            assert!(
+                filled.is_some_and(|i| e8[i..].contains(&false)),
+                "seed {seed}: no scan shows e8 emptied for the capture: {e8:?}"
+            );
+        }
+    }
+
     #[test]
     fn the_same_seed_gives_the_same_stream() {
         let opts = SimOptions {
