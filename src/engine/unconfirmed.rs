@@ -10,8 +10,12 @@
 //! would make it a capture by the same piece (the a3 knight lifted for
 //! Nxb5, and c4 caught full, is Nc4); if the next scan shows the square
 //! empty again, and the capture explains the board with fewer moves, the
-//! scan after it tells them apart. A snapshot nothing explained, with one
-//! square filled that the next scan empties again, is read without it.
+//! scan after it tells them apart. If the square stays full, a later move
+//! may have filled it for real (Bxg2 with e4 caught full, then e4): the
+//! move stands unless only that story explains the board exactly, and is
+//! dropped once nothing follows on from it. A snapshot nothing explained,
+//! with one square filled that the next scan empties again, is read
+//! without it.
 
 use shakmaty::{Bitboard, Move, Position};
 
@@ -57,7 +61,17 @@ struct Stories {
     blip_hand: Vec<Vec<Move>>,
     /// The squares shown back, and the snapshots without them.
     back: Bitboard,
+    /// Whether the next scan showed them back; if not, a patient move's
+    /// square is read as a blip that a later move filled for real.
+    shown_back: bool,
     repaired: Snapshots,
+}
+
+impl Stories {
+    /// Whether only the blip story explains the board exactly.
+    fn only_the_blip_exact(&self) -> bool {
+        self.made_exact.is_empty() && !self.blip_exact.is_empty()
+    }
 }
 
 impl Unconfirmed {
@@ -133,6 +147,28 @@ impl Engine {
         let Some(stories) = self.stories(&u, next) else {
             return self.confirm(u);
         };
+        if !stories.shown_back {
+            // The square stayed full: the move was made, unless only a
+            // blip there, and then a move onto it, explains the board
+            // (12...Bxg2 with e4 caught full, then 13.e4, read as
+            // 12...Be4 and a hand on the e3 pawn). Both are weighed on
+            // one more scan, then listed.
+            if stories.made_exact.is_empty()
+                && stories.made_hand.is_empty()
+                && !(stories.blip_exact.is_empty() && stories.blip_hand.is_empty())
+            {
+                // Nothing follows on from the move any more.
+                return self.forget(u, stories);
+            }
+            if !stories.only_the_blip_exact() {
+                return self.confirm(u);
+            }
+            if self.snapshots.count_after(u.seq) <= MAX_WEIGHED {
+                self.unconfirmed = Some(u);
+                return;
+            }
+            return self.list_stories(u, stories);
+        }
         // Read without the square, the board shows fewer moves, where with
         // it a piece leaves the square again at once (Nc4, then the knight
         // lifted again or on to e5; or Nxb5): the next scans tell them
@@ -160,9 +196,13 @@ impl Engine {
     /// without the squares of their snapshot shown back at scan `next`
     /// (none if no such square: the moves stand).
     fn stories(&self, u: &Unconfirmed, next: Bitboard) -> Option<Stories> {
-        let back = u.suspect & (next ^ u.shown);
-        if back.is_empty() {
-            return None;
+        let mut back = u.suspect & (next ^ u.shown);
+        let shown_back = back.any();
+        if !shown_back {
+            if !u.patient() {
+                return None;
+            }
+            back = u.suspect;
         }
         // A square shown back may be a blip gone, or the next moves:
         // whichever explains the board now.
@@ -198,6 +238,7 @@ impl Engine {
             blip_exact: blip_exact.into_iter().filter(other).collect(),
             blip_hand: blip_hand.into_iter().filter(other).collect(),
             back,
+            shown_back,
             repaired,
         })
     }
@@ -216,6 +257,15 @@ impl Engine {
         else {
             return self.confirm(u);
         };
+        if !stories.shown_back && !stories.only_the_blip_exact() {
+            return self.confirm(u);
+        }
+        self.list_stories(u, stories);
+    }
+
+    /// Lists both stories for the arbiter (`out_of_sync`), or records the
+    /// moves that wait if only they are left.
+    fn list_stories(&mut self, u: Unconfirmed, stories: Stories) {
         let pick = |exact: Vec<Vec<Move>>, hand: Vec<Vec<Move>>| {
             if exact.is_empty() { hand } else { exact }
         };
