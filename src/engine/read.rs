@@ -218,14 +218,44 @@ fn read_occupancy_snapshot(
             };
             let pressed = moment.pending_press[pos.turn()];
             let hands = !moment.closing;
-            let lines = SnapshotLines {
+            let mut lines = SnapshotLines {
                 pos,
                 sensed,
                 snapshots,
                 since,
                 settling,
             };
-            match lines.read(pressed, hands) {
+            let mut reading = lines.read(pressed, hands);
+            // A square one scan alone showed empty may have been a blip
+            // (a 5-60 ms flicker that scan caught), if nothing explains
+            // the board with it.
+            // Not if a capture there was possible on the way: a captured
+            // piece taken off before the capturing one is put down looks
+            // the same.
+            let repaired;
+            if reading == ScanReading::None
+                && moment.candidates.is_empty()
+                && let Some((odd, without)) = snapshots.without_odd_empties(since)
+            {
+                repaired = without;
+                let again = SnapshotLines {
+                    snapshots: &repaired,
+                    ..lines
+                };
+                let second = again.read(pressed, hands);
+                let lines_read = match &second {
+                    ScanReading::Moves(moves) => vec![moves.clone()],
+                    ScanReading::Ambiguous(all) => all.clone(),
+                    ScanReading::Hand | ScanReading::None => vec![Vec::new()],
+                };
+                if second != ScanReading::None
+                    && !lines_read.iter().any(|line| may_capture_on(pos, line, odd))
+                {
+                    reading = second;
+                    lines = again;
+                }
+            }
+            match reading {
                 // A snapshot is trusted for two moves at most, as on boards
                 // that identify pieces: the moves before them must have
                 // shown in the snapshots before it.
@@ -265,6 +295,20 @@ fn read_occupancy_snapshot(
         }
         other => other,
     }
+}
+
+/// Whether, in a position `line` passes through from `pos` (its last
+/// included), the player to move can capture on one of `squares`.
+fn may_capture_on(pos: &Chess, line: &[Move], squares: Bitboard) -> bool {
+    let mut pos = pos.clone();
+    let can = |pos: &Chess| pos.capture_moves().iter().any(|m| squares.contains(m.to()));
+    for &m in line {
+        if can(&pos) {
+            return true;
+        }
+        pos.play_unchecked(m);
+    }
+    can(&pos)
 }
 
 /// `moves` read from a snapshot, made at once unless a blip on one of the

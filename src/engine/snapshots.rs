@@ -105,6 +105,25 @@ impl Snapshots {
         (record ^ sensed) & self.changed_last()
     }
 
+    /// The squares one snapshot after event `since` showed empty with the
+    /// snapshots either side of it full, and these snapshots with them
+    /// read as full there; `None` if there is no such square. Such a square
+    /// may be a blip, or a captured piece taken off before the capturing
+    /// one was put down: only a board nothing else explains is read so.
+    pub fn without_odd_empties(&self, since: u64) -> Option<(Bitboard, Snapshots)> {
+        let mut repaired = self.clone();
+        let mut squares = Bitboard::EMPTY;
+        for j in 1..self.list.len().saturating_sub(1) {
+            let (seq, shown) = self.list[j];
+            let odd = self.list[j - 1].1 & self.list[j + 1].1 & !shown;
+            if seq > since {
+                repaired.list[j].1 |= odd;
+                squares |= odd;
+            }
+        }
+        squares.any().then_some((squares, repaired))
+    }
+
     /// These snapshots with the last one showing `occupied` instead.
     pub fn with_last(&self, occupied: Bitboard) -> Snapshots {
         let mut changed = self.clone();

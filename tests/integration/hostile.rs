@@ -308,6 +308,37 @@ fn regression_10_a_blip_where_a_lifted_piece_could_go_is_not_its_move() {
     assert_played(&game, &played, 22);
 }
 
+/// Issue 10, a game lost on the whole sample: a board that only senses
+/// occupancy, scanning every 700 ms and turned round, caught White's f2
+/// pawn gone for one scan after 1.c4 (a sensor blip). No line passes
+/// through that scan, so 1...f5 and Black's press read as an illegal
+/// move, and nothing more was recorded. A square one scan alone showed
+/// empty is now read as a blip when nothing else explains the board and
+/// no capture there was possible.
+#[test]
+fn regression_10_a_square_one_scan_shows_empty_is_a_blip() {
+    let Some((game, played)) = replayed(2, "hostile", OCCUPANCY_CLOCK, 2) else {
+        return;
+    };
+    assert_played(&game, &played, 4);
+    assert!(!alert_kinds(&game).contains(&"illegal_move"));
+}
+
+/// Issue 10, a wrong move found on the whole sample once squares one scan
+/// showed empty were read as blips (the game had been lost earlier): the
+/// d5 bishop lifted for 30...Bxg2 and e4 caught
+/// full for one scan read as 30...Be4; the next scan showed e4 still full
+/// (31.e4 had been played), so the blip was never shown back and 30...Be4
+/// was recorded. A move whose square stays full now stands only if it
+/// still explains the board exactly, or the blip story does not.
+#[test]
+fn regression_10_a_blip_a_move_then_fills_is_not_where_the_lifted_piece_went() {
+    let Some((game, played)) = replayed(365, "hostile", OCCUPANCY_CLOCK, 365) else {
+        return;
+    };
+    assert_played(&game, &played, 62);
+}
+
 /// Issue 10, a false alarm found on the whole sample: a board that only
 /// senses occupancy, with no clock, reported 20.Nxb7 (the knight lifted
 /// from c5, the pawn taken off b7, the knight put down there), then c5
