@@ -226,16 +226,18 @@ fn read_occupancy_snapshot(
                 settling,
             };
             let mut reading = lines.read(pressed, hands);
-            // A square one scan alone showed empty may have been a blip
-            // (a 5-60 ms flicker that scan caught), if nothing explains
-            // the board with it.
-            // Not if a capture there was possible on the way: a captured
-            // piece taken off before the capturing one is put down looks
-            // the same.
+            // A square one scan alone showed changed may have been a blip
+            // (a 5-60 ms flicker that scan caught), if nothing explains the
+            // board with it: not if a capture there was possible on the
+            // way (a captured piece taken off before the capturing one is
+            // put down looks the same), nor a move to a square filled
+            // right after the record's position.
             let repaired;
             if reading == ScanReading::None
                 && moment.candidates.is_empty()
-                && let Some((odd, without)) = snapshots.without_odd_empties(since)
+                && let Some((empties, fills, without)) =
+                    snapshots.without_odd_squares(since, pos.board().occupied())
+                && !pos.legal_moves().iter().any(|m| fills.contains(m.to()))
             {
                 repaired = without;
                 let again = SnapshotLines {
@@ -249,7 +251,9 @@ fn read_occupancy_snapshot(
                     ScanReading::Hand | ScanReading::None => vec![Vec::new()],
                 };
                 if second != ScanReading::None
-                    && !lines_read.iter().any(|line| may_capture_on(pos, line, odd))
+                    && !lines_read
+                        .iter()
+                        .any(|line| may_capture_on(pos, line, empties))
                 {
                     reading = second;
                     lines = again;

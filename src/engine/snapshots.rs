@@ -105,23 +105,45 @@ impl Snapshots {
         (record ^ sensed) & self.changed_last()
     }
 
-    /// The squares one snapshot after event `since` showed empty with the
-    /// snapshots either side of it full, and these snapshots with them
-    /// read as full there; `None` if there is no such square. Such a square
-    /// may be a blip, or a captured piece taken off before the capturing
-    /// one was put down: only a board nothing else explains is read so.
-    pub fn without_odd_empties(&self, since: u64) -> Option<(Bitboard, Snapshots)> {
+    /// Squares that one snapshot after event `since` alone showed changed,
+    /// with the snapshots either side of it (before the first one, the
+    /// record's position, `record`) showing them as they were: a sensor
+    /// blip that scan caught, or moves. Returns the squares read empty, the
+    /// squares read full right after the record's position, and these
+    /// snapshots without them; `None` if there are none. Only a board
+    /// nothing else explains is read so (see `read_occupancy_snapshot`).
+    pub fn without_odd_squares(
+        &self,
+        since: u64,
+        record: Bitboard,
+    ) -> Option<(Bitboard, Bitboard, Snapshots)> {
         let mut repaired = self.clone();
-        let mut squares = Bitboard::EMPTY;
-        for j in 1..self.list.len().saturating_sub(1) {
-            let (seq, shown) = self.list[j];
-            let odd = self.list[j - 1].1 & self.list[j + 1].1 & !shown;
-            if seq > since {
-                repaired.list[j].1 |= odd;
-                squares |= odd;
+        let (mut empties, mut fills) = (Bitboard::EMPTY, Bitboard::EMPTY);
+        for (j, &(seq, shown)) in self.list.iter().enumerate() {
+            let before = match j.checked_sub(1) {
+                Some(i) if self.list[i].0 > since => self.list[i].1,
+                _ => record,
+            };
+            let Some(&(_, next)) = self.list.get(j + 1) else {
+                break;
+            };
+            if seq <= since {
+                continue;
             }
+            let empty = before & next & !shown;
+            // A fill later than that may be a piece moved there and on.
+            let fill = if before == record {
+                shown & !before & !next
+            } else {
+                Bitboard::EMPTY
+            };
+            repaired.list[j].1 = (shown | empty) & !fill;
+            empties |= empty;
+            fills |= fill;
         }
-        squares.any().then_some((squares, repaired))
+        (empties | fills)
+            .any()
+            .then_some((empties, fills, repaired))
     }
 
     /// These snapshots with the last one showing `occupied` instead.
