@@ -63,8 +63,8 @@ const EXPECTED: &[(&str, bool, bool, usize, usize, usize, usize)] = &[
     ("rotated", false, false, 22, 0, 0, 0),
     ("hostile", true, true, 18, 0, 110, 4),
     ("hostile", true, false, 15, 0, 209, 7),
-    ("hostile", false, true, 17, 0, 184, 3),
-    ("hostile", false, false, 16, 0, 244, 6),
+    ("hostile", false, true, 19, 0, 68, 1),
+    ("hostile", false, false, 17, 0, 170, 5),
 ];
 
 /// Every 20th game, or all of them with `EBOARD_CORPUS_FULL=1`.
