@@ -115,6 +115,9 @@ pub struct Engine {
     /// The last reading was a move in progress: if the players end the
     /// game now, the state is read again as where they left the pieces.
     hand_awaited: bool,
+    /// The record's length, and the lines a scan was read among as a move
+    /// in progress from that position (occupancy snapshots only).
+    held: Option<(usize, Vec<Vec<Move>>)>,
     /// Per square, when a piece was last lifted from it and what the board
     /// said it was: a piece put back within the settle time is a blip.
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
@@ -161,6 +164,7 @@ impl Engine {
             snapshots: snapshots::Snapshots::default(),
             reading_dump: false,
             hand_awaited: false,
+            held: None,
             lifted: [None; 64],
             placed: [None; 64],
             unconfirmed: None,
@@ -525,6 +529,10 @@ impl Engine {
                 } else {
                     &[]
                 },
+                held: match &self.held {
+                    Some((ply, lines)) if *ply == self.game().ply() => lines,
+                    _ => &[],
+                },
             },
             self.config.arbiter,
             scanned,
@@ -536,6 +544,11 @@ impl Engine {
         .then(|| self.snapshots.last().map(|(seq, _)| seq))
         .flatten();
         self.hand_awaited = reading == Reading::Hand;
+        if reading == Reading::Hand && scanned == Scanned::Snapshot && !self.sensed.identifies_all()
+        {
+            let lines = read::held_lines(self.game(), &self.sensed, &self.snapshots);
+            self.held = Some((self.game().ply(), lines));
+        }
         let waiting = matches!(
             reading,
             Reading::Wait

@@ -114,6 +114,11 @@ pub struct Moment<'a> {
     /// of moves from the game position): a later scan may show one of them
     /// gone on.
     pub candidates: &'a [Vec<Move>],
+    /// The lines an earlier scan from the same position was read among,
+    /// as a move in progress (a board that only senses occupancy and only
+    /// scans): a later scan that no line from the position reaches may
+    /// show one of them gone on.
+    pub held: &'a [Vec<Move>],
 }
 
 /// Reads the settled board state at `moment`. `arbiter`: irregularities
@@ -259,6 +264,31 @@ fn read_occupancy_snapshot(
                     lines = again;
                 }
             }
+            // Nothing within reach of the position: the lines a hand was
+            // read among may have gone on. After 2.Nc3, scans that each
+            // catch the next hand at work show 2...f5 3.g3 with Black's
+            // hand on the g8 knight, then 3...Nf6 with White's on the f1
+            // bishop, then 4.Bg2: four moves on, more than one scan is
+            // read ahead. One line left is read as far as the snapshots
+            // showed it; with several, the board waits.
+            if reading == ScanReading::None
+                && moment.candidates.is_empty()
+                && !moment.held.is_empty()
+                && let Some(Reading::Narrowed {
+                    certain,
+                    lines: left,
+                }) = narrowed(
+                    &lines,
+                    Moment {
+                        candidates: moment.held,
+                        ..moment
+                    },
+                )
+                && left.len() == 1
+                && !certain.is_empty()
+            {
+                return Some(Reading::Moves(certain));
+            }
             match reading {
                 // A snapshot is trusted for two moves at most, as on boards
                 // that identify pieces: the moves before them must have
@@ -313,6 +343,26 @@ fn may_capture_on(pos: &Chess, line: &[Move], squares: Bitboard) -> bool {
         pos.play_unchecked(m);
     }
     can(&pos)
+}
+
+/// The lines a snapshot of a board that only senses occupancy is read
+/// among, when it is read as a move in progress: every line of up to
+/// three moves from the game position that explains it, and every one
+/// that leaves a hand after it.
+pub(super) fn held_lines(
+    game: &Game,
+    sensed: &SensedBoard,
+    snapshots: &Snapshots,
+) -> Vec<Vec<Move>> {
+    let (exact, hand) = SnapshotLines {
+        pos: game.position(),
+        sensed,
+        snapshots,
+        since: game.basis(game.ply()),
+        settling: Bitboard::EMPTY,
+    }
+    .explanations();
+    distinct(exact.into_iter().chain(hand).collect())
 }
 
 /// `moves` read from a snapshot, made at once unless a blip on one of the

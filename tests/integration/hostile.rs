@@ -378,6 +378,26 @@ fn regression_10_a_square_filled_and_emptied_at_once_is_a_blip() {
     assert!(game.alerts.is_empty(), "{:?}", game.alerts);
 }
 
+/// Issue 10, games lost on the whole sample (13 of scan-1000's occupancy
+/// games with no clock): scans a second apart that each caught a move made
+/// and the next hand at work (2...f5 with the g2 pawn lifted, 3.g3 with
+/// the g8 knight lifted, 3...Nf6 with the f1 bishop lifted) were each read
+/// as a move in progress, until the board was four moves on from the
+/// record, beyond what one scan is read ahead, and was given up with
+/// `displaced_pieces`. The lines the last move in progress was read among
+/// are now followed on.
+#[test]
+fn regression_10_scans_that_each_catch_the_next_hand_are_followed_on() {
+    let occupancy = Variant {
+        identity: false,
+        clock: false,
+    };
+    let Some((game, played)) = replayed(117, "scan-1000", occupancy, 117) else {
+        return;
+    };
+    assert_played(&game, &played, played.len());
+}
+
 /// Issue 10, a game lost on the whole sample: a board that identifies
 /// pieces, scanning every 700 ms, came back from a cable outage with a scan
 /// three moves on (17.e5 Nh7 18.Ne4, the only line of three that gives
