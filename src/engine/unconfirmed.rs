@@ -150,9 +150,9 @@ impl Engine {
         if !stories.shown_back {
             // The square stayed full: the move was made, unless only a
             // blip there, and then a move onto it, explains the board
-            // (12...Bxg2 with e4 caught full, then 13.e4, read as
-            // 12...Be4 and a hand on the e3 pawn). Both are weighed on
-            // one more scan, then listed.
+            // (1...Bxg2 with e4 caught full, then 2.e4, read as 1...Be4
+            // and a hand on the e3 pawn). Both are weighed on one more
+            // scan, then listed.
             if stories.made_exact.is_empty()
                 && stories.made_hand.is_empty()
                 && !(stories.blip_exact.is_empty() && stories.blip_hand.is_empty())
