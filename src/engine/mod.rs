@@ -118,6 +118,10 @@ pub struct Engine {
     /// The record's length, and the lines a scan was read among as a move
     /// in progress from that position (occupancy snapshots only).
     held: Option<(usize, Vec<Vec<Move>>)>,
+    /// The record's length, and the lines that exactly explained a scan
+    /// from that position which was read as a hand at work instead
+    /// (identifying snapshots only).
+    passed: Option<(usize, Vec<Vec<Move>>)>,
     /// Per square, when a piece was last lifted from it and what the board
     /// said it was: a piece put back within the settle time is a blip.
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
@@ -165,6 +169,7 @@ impl Engine {
             reading_dump: false,
             hand_awaited: false,
             held: None,
+            passed: None,
             lifted: [None; 64],
             placed: [None; 64],
             unconfirmed: None,
@@ -533,6 +538,10 @@ impl Engine {
                     Some((ply, lines)) if *ply == self.game().ply() => lines,
                     _ => &[],
                 },
+                passed: match &self.passed {
+                    Some((ply, lines)) if *ply == self.game().ply() => lines,
+                    _ => &[],
+                },
             },
             self.config.arbiter,
             scanned,
@@ -548,6 +557,23 @@ impl Engine {
         {
             let lines = read::held_lines(self.game(), &self.sensed, &self.snapshots);
             self.held = Some((self.game().ply(), lines));
+        }
+        if reading == Reading::Hand && scanned == Scanned::Snapshot && self.sensed.identifies_all()
+        {
+            let ply = self.game().ply();
+            let exact = scanned::exact_now(self.game().position(), &self.sensed);
+            if !exact.is_empty() {
+                match &mut self.passed {
+                    Some((at, lines)) if *at == ply => {
+                        for line in exact {
+                            if !lines.contains(&line) {
+                                lines.push(line);
+                            }
+                        }
+                    }
+                    other => *other = Some((ply, exact)),
+                }
+            }
         }
         let waiting = matches!(
             reading,

@@ -13,7 +13,7 @@ use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square}
 use super::{
     hypotheses::SNAPSHOT_PLIES,
     phase::Phase,
-    scanned::{Hands, ScanReading, SnapshotLines, confirm, read_scan},
+    scanned::{Hands, ScanReading, SnapshotLines, confirm, passed_over, read_scan},
     snapshots::Snapshots,
 };
 use crate::{
@@ -119,6 +119,11 @@ pub struct Moment<'a> {
     /// scans): a later scan that no line from the position reaches may
     /// show one of them gone on.
     pub held: &'a [Vec<Move>],
+    /// The lines that exactly explained an earlier scan from the same
+    /// position, which was read as a hand at work instead (a board that
+    /// identifies pieces and only scans): a later reading of other moves
+    /// stands only if none of them, gone on, explains the board as well.
+    pub passed: &'a [Vec<Move>],
 }
 
 /// Reads the settled board state at `moment`. `arbiter`: irregularities
@@ -449,6 +454,12 @@ fn read_scan_moves(
     let reading = read_scanned_state(game, sensed, moment, scanned);
     let pos = game.position();
     match reading {
+        Some(Reading::Moves(moves))
+            if scanned == Scanned::Snapshot
+                && let Some(other) = passed_over(pos, sensed, &moves, moment.passed) =>
+        {
+            Some(Reading::Ambiguous(vec![moves, other]))
+        }
         // More than two moves one snapshot shows must pass through the
         // snapshots before it (a hand at work after other moves may read
         // as a detour nobody played); they are listed for the arbiter if

@@ -429,6 +429,42 @@ pub(super) fn confirm(
     conclude(exact, &hand)
 }
 
+/// The lines of moves that exactly explain what an identifying board's
+/// scan shows, as [`read_scan`] finds them.
+pub(super) fn exact_now(pos: &Chess, sensed: &SensedBoard) -> Vec<Vec<Move>> {
+    exact_explanations(pos, sensed, MAX_PLIES).0
+}
+
+/// A line, other than `moves`, that explains what the sensors show and
+/// begins with one of the `passed` lines: those that exactly explained an
+/// earlier scan from `pos` which was read as a hand at work instead. A
+/// rook caught mid-slide on the square a longer line puts it on reads
+/// like that line made; when the board then goes on to a position both
+/// stories reach, nothing tells them apart.
+pub(super) fn passed_over(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    moves: &[Move],
+    passed: &[Vec<Move>],
+) -> Option<Vec<Move>> {
+    for line in passed {
+        if line.starts_with(moves) || moves.starts_with(line) || !is_legal_line(pos, line) {
+            continue;
+        }
+        let mut after = pos.clone();
+        for &m in line {
+            after.play_unchecked(m);
+        }
+        if sensed.shows(after.board()) {
+            return Some(line.clone());
+        }
+        if let Some(tail) = exact_explanations(&after, sensed, 2).0.into_iter().next() {
+            return Some(line.iter().copied().chain(tail).collect());
+        }
+    }
+    None
+}
+
 /// Whether a move in progress after at most `plies` legal moves from `pos`
 /// (none, if the player to move has `pressed` his clock) may be what the
 /// sensors show.
