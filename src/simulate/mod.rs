@@ -700,8 +700,16 @@ impl Simulator {
         let n = plies.len();
         let first = self.rng.random_range(0..n);
         let most = if self.opts.occupancy { 3 } else { 10 };
-        let mut len = self.rng.random_range(1..=most).min(n - first);
-        let index = plies.start + first;
+        let len = self.rng.random_range(1..=most);
+        // Two plies a rough board showed by one scan have no position in
+        // between: an outage neither starts nor ends between them, or its
+        // check would start from a position the board never showed.
+        let merged = |k: usize| self.marks[k].range.is_empty();
+        let mut index = plies.start + first;
+        if index > plies.start && merged(index - 1) {
+            index -= 1;
+        }
+        let mut len = len.min(plies.end - index);
         let earlier: Vec<Chess> = std::iter::once(game.start.clone())
             .chain(
                 self.marks[plies.start..index]
@@ -711,6 +719,10 @@ impl Simulator {
             .collect();
         let (from, earlier) = earlier.split_last().expect("the start position");
         while len > 0 {
+            if merged(index + len - 1) {
+                len -= 1;
+                continue;
+            }
             let moves: Vec<Move> = self.marks[index..index + len]
                 .iter()
                 .map(|m| m.mv)
