@@ -7,7 +7,10 @@
 
 use shakmaty::{Bitboard, Chess, Move, Position, Square, san::SanPlus};
 
-use super::{Engine, scanned::hand_may_explain};
+use super::{
+    Engine,
+    scanned::{hand_may_explain, may_reach},
+};
 use crate::{
     alert::AlertKind,
     event::Millis,
@@ -226,6 +229,31 @@ impl Engine {
         }
         let agrees = |line: &Vec<Move>| line.iter().zip(moves).all(|(a, b)| a == b);
         if listed && self.hypotheses.lines.iter().all(agrees) {
+            return false;
+        }
+        // The board went on by some moves from the candidates `moves` agree
+        // with. On a board that identifies pieces, a candidate that cannot
+        // have gone on by as many to what the board shows now is no longer
+        // a story: the others decide. (On occupancy the listed lines are
+        // not all the stories there are: none of them may be the one
+        // played.)
+        let pos = self.game().position();
+        let since = self
+            .hypotheses
+            .lines
+            .iter()
+            .filter(|line| agrees(line))
+            .map(|line| moves.len().saturating_sub(line.len()))
+            .max();
+        if listed
+            && self.sensed.identifies_all()
+            && let Some(since) = since
+            && self
+                .hypotheses
+                .lines
+                .iter()
+                .all(|line| agrees(line) || !may_reach(pos, line, &self.sensed, since))
+        {
             return false;
         }
         let mut lines = if listed {

@@ -465,6 +465,24 @@ pub(super) fn passed_over(
     None
 }
 
+/// Whether `line`, played from `pos`, may have gone on to what the sensors
+/// show by up to `plies` more moves: they show where it leads, or a few
+/// more moves, or a move in progress after them, lead there from it.
+pub(super) fn may_reach(pos: &Chess, line: &[Move], sensed: &SensedBoard, plies: usize) -> bool {
+    if !is_legal_line(pos, line) {
+        return false;
+    }
+    let mut after = pos.clone();
+    for &m in line {
+        after.play_unchecked(m);
+    }
+    sensed.shows(after.board())
+        || exact_explanations(&after, sensed, plies.min(MAX_PLIES))
+            .1
+            .is_some()
+        || hand_may_explain(&after, sensed, plies, false)
+}
+
 /// Whether a move in progress after at most `plies` legal moves from `pos`
 /// (none, if the player to move has `pressed` his clock) may be what the
 /// sensors show.
@@ -700,6 +718,19 @@ mod tests {
         after_sans(
             "e4 e5 Nf3 Nf6 Nc3 Nc6 d4 exd4 Nxd4 Bc5 Nxc6 dxc6 Bd3 Bg4 f3 Be6 Qe2 Qd7 Be3 Bxe3 Qxe3 O-O-O",
         )
+    }
+
+    #[test]
+    fn a_candidate_reaches_a_board_only_by_as_many_moves_as_were_made() {
+        let start = Chess::default();
+        let (now, _) = play(&start, &["e2e4", "e7e5", "g1f3"]);
+        let sensed = scanned(&start, now.board(), true);
+        let (_, listed) = play(&start, &["e2e4", "e7e5"]);
+        assert!(may_reach(&start, &listed, &sensed, 1));
+        assert!(!may_reach(&start, &listed, &sensed, 0));
+        // Pawns do not go back: 1.d4 d5 never leads there.
+        let (_, other) = play(&start, &["d2d4", "d7d5"]);
+        assert!(!may_reach(&start, &other, &sensed, 3));
     }
 
     #[test]

@@ -446,6 +446,20 @@ fn regression_10_a_line_a_scan_showed_exactly_is_weighed_against_a_hand() {
     assert_played(&game, &played, 47);
 }
 
+/// Issue 10, a game the previous fix would have lost: a scan that a hand
+/// explained (23.Nxd5 under way) also showed exactly a line of three
+/// moves, so a later scan showing 23.Nxd5 exd4 was listed with that line
+/// gone on (five moves, the other player to move). The next scan showed
+/// 24.Nxf6+ made, which the long line cannot reach in one move: it is
+/// dropped, and the moves are recorded.
+#[test]
+fn regression_10_a_candidate_that_cannot_have_gone_on_is_dropped() {
+    let Some((game, played)) = replayed(134, "scan-1000", IDENTITY_CLOCK, 134) else {
+        return;
+    };
+    assert_played(&game, &played, played.len());
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
