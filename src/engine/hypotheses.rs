@@ -96,7 +96,30 @@ impl Engine {
         }
         let limits = Limits::default();
         let pressed = self.clock.pending_press[pos.turn()];
-        match resync(&pos, &target, &limits) {
+        let found = match resync(&pos, &target, &limits) {
+            // On a board that identifies pieces, the snapshots since the
+            // record's position rule out the orders of moves that never
+            // stood as they showed (a capture shown made before the
+            // recapture it was read ahead of).
+            Resync::Candidates { lines, more: false } if !occupancy => {
+                let since = game.basis(game.ply());
+                let mut through: Vec<Vec<Move>> = lines
+                    .iter()
+                    .filter(|line| self.snapshots.allow_pieces(&pos, line, since))
+                    .cloned()
+                    .collect();
+                match through.len() {
+                    1 => Resync::Unique(through.remove(0)),
+                    0 => Resync::Candidates { lines, more: false },
+                    _ => Resync::Candidates {
+                        lines: through,
+                        more: false,
+                    },
+                }
+            }
+            other => other,
+        };
+        match found {
             // On occupancy a piece in the hand after fewer moves looks the
             // same as a piece taken: wait for the board to tell.
             Resync::Unique(line)
@@ -115,6 +138,7 @@ impl Engine {
                     && line.len() > SNAPSHOT_PLIES
                     && (occupancy
                         || line.len() > IDENTITY_SNAPSHOT_PLIES
+                            && !self.goes_on_from_passed(&line)
                         || !self.snapshots.allow(
                             &pos,
                             &line,
@@ -264,6 +288,16 @@ impl Engine {
         lines.push(moves.to_vec());
         self.ambiguous(lines, false);
         true
+    }
+
+    /// Whether `line` goes on, by no more moves than one snapshot is
+    /// trusted with, from a line an earlier scan from the record's position
+    /// showed exactly (read then as a hand at work instead): that scan is
+    /// a position of the line, not a detour read into it.
+    fn goes_on_from_passed(&self, line: &[Move]) -> bool {
+        self.passed_lines().iter().any(|shown| {
+            line.starts_with(shown) && line.len() - shown.len() <= IDENTITY_SNAPSHOT_PLIES
+        })
     }
 
     pub(super) fn ambiguous(&mut self, lines: Vec<Vec<Move>>, more: bool) {

@@ -267,6 +267,10 @@ impl Engine {
                     self.dumped = !self.scanned;
                     self.scanned = true;
                     self.snapshots.push(self.seq, self.sensed.occupied());
+                    if self.sensed.identifies_all() {
+                        let pieces = Square::ALL.map(|sq| self.sensed.piece_at(sq));
+                        self.snapshots.push_pieces(self.seq, pieces);
+                    }
                     if self.dumped {
                         self.unseen = self.sensed.occupied();
                         self.dump_seq = self.seq;
@@ -482,6 +486,15 @@ impl Engine {
         }
     }
 
+    /// The lines that exactly explained a scan from the record's position
+    /// which was read as a hand at work instead.
+    fn passed_lines(&self) -> &[Vec<Move>] {
+        match &self.passed {
+            Some((ply, lines)) if *ply == self.game().ply() => lines,
+            _ => &[],
+        }
+    }
+
     /// Reads the settled board state and applies what it shows.
     /// `closing`: the players are ending the game, so the board stands as
     /// they left it, with no piece in the air.
@@ -538,10 +551,7 @@ impl Engine {
                     Some((ply, lines)) if *ply == self.game().ply() => lines,
                     _ => &[],
                 },
-                passed: match &self.passed {
-                    Some((ply, lines)) if *ply == self.game().ply() => lines,
-                    _ => &[],
-                },
+                passed: self.passed_lines(),
             },
             self.config.arbiter,
             scanned,
