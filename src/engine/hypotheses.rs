@@ -139,6 +139,7 @@ impl Engine {
                     && (occupancy
                         || line.len() > IDENTITY_SNAPSHOT_PLIES
                             && !self.goes_on_from_passed(&line)
+                            && !self.goes_on_from_shown(&pos, &line)
                         || !self.snapshots.allow(
                             &pos,
                             &line,
@@ -298,6 +299,20 @@ impl Engine {
         self.passed_lines().iter().any(|shown| {
             line.starts_with(shown) && line.len() - shown.len() <= IDENTITY_SNAPSHOT_PLIES
         })
+    }
+
+    /// Whether `line` from `pos` passes, piece for piece, through every
+    /// scan since the record's position, one of them before the last
+    /// showed it exactly after some of its moves, and no more than one
+    /// snapshot is trusted with follow: a scan after a long gap (a
+    /// reconnection looks no different on a board that only scans) that
+    /// the next scans show gone on.
+    fn goes_on_from_shown(&self, pos: &Chess, line: &[Move]) -> bool {
+        let since = self.game().basis(self.game().ply());
+        self.snapshots
+            .shown_exactly(pos, line, since)
+            .is_some_and(|k| line.len() - k <= IDENTITY_SNAPSHOT_PLIES)
+            && self.snapshots.allow_pieces(pos, line, since)
     }
 
     pub(super) fn ambiguous(&mut self, lines: Vec<Vec<Move>>, more: bool) {

@@ -77,6 +77,34 @@ impl Snapshots {
         true
     }
 
+    /// The most moves of `line`, played from `pos` (shown by event
+    /// `since`), after which an identifying snapshot before the last one
+    /// showed the position piece for piece; `None` if none did.
+    pub fn shown_exactly(&self, pos: &Chess, line: &[Move], since: u64) -> Option<usize> {
+        let earlier: Vec<&[Option<Piece>; 64]> = match self.pieces.split_last() {
+            Some((_, earlier)) => earlier
+                .iter()
+                .filter(|(seq, _)| *seq > since)
+                .map(|(_, shown)| &**shown)
+                .collect(),
+            None => return None,
+        };
+        let mut after = pos.clone();
+        let mut found = None;
+        for (k, &m) in line.iter().enumerate() {
+            after.play_unchecked(m);
+            let board = after.board();
+            if earlier.iter().any(|shown| {
+                Square::ALL
+                    .into_iter()
+                    .all(|sq| shown[sq.to_usize()] == board.piece_at(sq))
+            }) {
+                found = Some(k + 1);
+            }
+        }
+        found
+    }
+
     /// A square-by-square report came: the snapshots no longer show every
     /// state the board passed through.
     pub fn clear(&mut self) {
@@ -449,6 +477,22 @@ mod tests {
         assert!(!snapshots.allow_pieces(&start, &line(&start, "e4 Nc6 Nf3 e5"), 0));
         // Snapshots before the record's position are not evidence.
         assert!(snapshots.allow_pieces(&start, &line(&start, "e4 Nc6 Nf3 e5"), 2));
+    }
+
+    #[test]
+    fn a_scan_that_showed_a_position_of_the_line_is_found() {
+        let start = Chess::default();
+        let moves = line(&start, "e4 e5 Bc4 Bc5 Qh5");
+        let mut snapshots = Snapshots::default();
+        snapshots.push_pieces(1, pieces(&start, "e4 e5 Bc4 Bc5", &[]));
+        snapshots.push_pieces(2, pieces(&start, "e4 e5 Bc4 Bc5 Qh5", &[]));
+        assert_eq!(snapshots.shown_exactly(&start, &moves, 0), Some(4));
+        // Not a scan before the record's position.
+        assert_eq!(snapshots.shown_exactly(&start, &moves, 1), None);
+        // Nor the last scan, the one being read.
+        let mut last = Snapshots::default();
+        last.push_pieces(1, pieces(&start, "e4 e5 Bc4 Bc5 Qh5", &[]));
+        assert_eq!(last.shown_exactly(&start, &moves, 0), None);
     }
 
     #[test]

@@ -460,6 +460,22 @@ fn regression_10_a_candidate_that_cannot_have_gone_on_is_dropped() {
     assert_played(&game, &played, played.len());
 }
 
+/// Issue 10, a game lost on the whole sample: a board that identifies
+/// pieces and only scans came back from an outage with a scan four moves
+/// on (4.Nh3 Be7 5.Ng5 O-O, the only line of four that gives it). A
+/// line that long from one snapshot is listed, and each later scan,
+/// showing the line gone on, was listed again as a longer line: the game
+/// was lost from move 4. A line that passes through every scan since the
+/// record's position, piece for piece, and goes on by at most three moves
+/// from a position one of them showed exactly, is recorded.
+#[test]
+fn regression_10_a_long_line_the_next_scans_show_gone_on_is_recorded() {
+    let Some((game, played)) = replayed(340, "hostile", IDENTITY_CLOCK, 340) else {
+        return;
+    };
+    assert_played(&game, &played, played.len());
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
