@@ -45,6 +45,22 @@ impl Hypotheses {
     pub(super) fn clear(&mut self) {
         *self = Hypotheses::default();
     }
+
+    /// `moves` were recorded: the candidates that began with them go on
+    /// from the new position; if none is left, the record is in step.
+    pub(super) fn went_on(&mut self, moves: &[Move]) {
+        if self.state != SyncState::Ambiguous {
+            return;
+        }
+        self.lines = std::mem::take(&mut self.lines)
+            .into_iter()
+            .filter(|line| line.len() > moves.len() && line.starts_with(moves))
+            .map(|line| line[moves.len()..].to_vec())
+            .collect();
+        if self.lines.is_empty() {
+            self.clear();
+        }
+    }
 }
 
 impl Engine {
@@ -160,7 +176,9 @@ impl Engine {
                     && !self.contradicts_candidates(&line)
                     && !suspects.is_empty() =>
             {
-                self.hypotheses.clear();
+                // Listed candidates agree with the line: they stay until it
+                // is confirmed (cleared, a record that may lag would list
+                // it again at once).
                 self.unconfirmed_read(Vec::new(), line, suspects, made_at, basis, true);
             }
             Resync::Unique(line) if self.contradicts_candidates(&line) => {}
@@ -386,6 +404,33 @@ mod tests {
     use shakmaty::uci::UciMove;
 
     use super::*;
+
+    #[test]
+    fn candidates_go_on_from_the_moves_recorded() {
+        let pos = Chess::default();
+        let uci = |pos: &mut Chess, u: &str| {
+            let m = u.parse::<UciMove>().unwrap().to_move(pos).unwrap();
+            pos.play_unchecked(m);
+            m
+        };
+        let mut p = pos.clone();
+        let (e4, e5, nf3) = (
+            uci(&mut p, "e2e4"),
+            uci(&mut p, "e7e5"),
+            uci(&mut p, "g1f3"),
+        );
+        let mut p = pos.clone();
+        let (d4, d5) = (uci(&mut p, "d2d4"), uci(&mut p, "d7d5"));
+        let mut h = Hypotheses {
+            state: SyncState::Ambiguous,
+            lines: vec![vec![e4, e5, nf3], vec![d4, d5], vec![e4]],
+        };
+        h.went_on(&[e4, e5]);
+        assert_eq!(h.state, SyncState::Ambiguous);
+        assert_eq!(h.lines, vec![vec![nf3]]);
+        h.went_on(&[nf3]);
+        assert_eq!(h, Hypotheses::default());
+    }
 
     #[test]
     fn a_line_from_another_position_is_cut_not_played() {

@@ -302,6 +302,7 @@ impl Engine {
         if is_legal_line(self.game().position(), &u.moves) && !self.contradicts_candidates(&u.moves)
         {
             self.record(&u.moves, u.made_at, u.basis);
+            self.hypotheses.went_on(&u.moves);
             if u.moves.len() == 1 && u.before > 0 {
                 // Shown at once with the moves before them.
                 self.alert_inferred(u.ply - u.before + 1);
