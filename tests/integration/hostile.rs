@@ -61,8 +61,8 @@ const EXPECTED: &[(&str, bool, bool, usize, usize, usize, usize)] = &[
     ("rotated", true, false, 22, 0, 0, 0),
     ("rotated", false, true, 22, 0, 0, 0),
     ("rotated", false, false, 22, 0, 0, 0),
-    ("hostile", true, true, 18, 0, 110, 4),
-    ("hostile", true, false, 15, 0, 209, 7),
+    ("hostile", true, true, 20, 0, 47, 2),
+    ("hostile", true, false, 21, 0, 12, 1),
     ("hostile", false, true, 19, 0, 68, 1),
     ("hostile", false, false, 18, 0, 152, 4),
 ];
