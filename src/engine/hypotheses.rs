@@ -119,11 +119,7 @@ impl Engine {
             // recapture it was read ahead of).
             Resync::Candidates { lines, more: false } if !occupancy => {
                 let since = game.basis(game.ply());
-                let mut through: Vec<Vec<Move>> = lines
-                    .iter()
-                    .filter(|line| self.snapshots.allow_pieces(&pos, line, since))
-                    .cloned()
-                    .collect();
+                let mut through = self.snapshots.through_pieces(&pos, &lines, since);
                 match through.len() {
                     1 => Resync::Unique(through.remove(0)),
                     0 => Resync::Candidates { lines, more: false },
@@ -288,6 +284,20 @@ impl Engine {
             .filter(|line| agrees(line))
             .map(|line| moves.len().saturating_sub(line.len()))
             .max();
+        // Nor is a listing none of whose candidates can have gone on to it
+        // (a blip read as moves): the moves are read as if none was listed.
+        if listed
+            && since.is_none()
+            && self.sensed.identifies_all()
+            && self
+                .hypotheses
+                .lines
+                .iter()
+                .all(|line| !may_reach(pos, line, &self.sensed, IDENTITY_SNAPSHOT_PLIES))
+        {
+            self.hypotheses.clear();
+            return self.contradicts_candidates(moves);
+        }
         if listed
             && self.sensed.identifies_all()
             && let Some(since) = since

@@ -47,34 +47,51 @@ impl Snapshots {
     /// move in progress (each square that move changes empty, or holding
     /// what it held before or after the move).
     pub fn allow_pieces(&self, pos: &Chess, line: &[Move], since: u64) -> bool {
-        let mut boards: Vec<Board> = Vec::with_capacity(line.len() + 1);
-        let mut moving = Vec::with_capacity(line.len() + 1);
-        let mut after = pos.clone();
-        boards.push(after.board().clone());
-        for &m in line {
-            moving.push(move_squares(m, after.turn()));
-            after.play_unchecked(m);
-            boards.push(after.board().clone());
-        }
-        moving.push(Bitboard::EMPTY);
-        let fits = |k: usize, shown: &[Option<Piece>; 64]| {
-            Square::ALL.into_iter().all(|sq| {
-                let got = shown[sq.to_usize()];
-                let was = boards[k].piece_at(sq);
-                if !moving[k].contains(sq) {
-                    return got == was;
-                }
-                got.is_none() || got == was || got == boards[k + 1].piece_at(sq)
-            })
-        };
+        let states = PieceStates::new(pos, line);
         let mut at = 0;
         for (_, shown) in self.pieces.iter().filter(|(seq, _)| *seq > since) {
-            match (at..boards.len()).find(|&k| fits(k, shown)) {
+            match (at..states.boards.len()).find(|&k| states.fits(k, shown)) {
                 Some(k) => at = k,
                 None => return false,
             }
         }
         true
+    }
+
+    /// Those of `lines`, played from `pos` (shown by event `since`), that
+    /// pass as in [`Snapshots::allow_pieces`] through every identifying
+    /// snapshot after `since` that at least one of them can show: a
+    /// snapshot none of them explains (a blip) is no evidence.
+    pub fn through_pieces(&self, pos: &Chess, lines: &[Vec<Move>], since: u64) -> Vec<Vec<Move>> {
+        let states: Vec<PieceStates> = lines.iter().map(|l| PieceStates::new(pos, l)).collect();
+        let evidence: Vec<&[Option<Piece>; 64]> = self
+            .pieces
+            .iter()
+            .filter(|(seq, _)| *seq > since)
+            .map(|(_, shown)| &**shown)
+            .filter(|shown| {
+                states
+                    .iter()
+                    .any(|st| (0..st.boards.len()).any(|k| st.fits(k, shown)))
+            })
+            .collect();
+        lines
+            .iter()
+            .zip(&states)
+            .filter(|(_, st)| {
+                let mut at = 0;
+                evidence.iter().all(|shown| {
+                    match (at..st.boards.len()).find(|&k| st.fits(k, shown)) {
+                        Some(k) => {
+                            at = k;
+                            true
+                        }
+                        None => false,
+                    }
+                })
+            })
+            .map(|(line, _)| line.clone())
+            .collect()
     }
 
     /// The most moves of `line`, played from `pos` (shown by event
@@ -427,6 +444,43 @@ fn latest(states: &[(Bitboard, Bitboard)], shown: &[Bitboard]) -> Option<Vec<usi
     Some(found)
 }
 
+/// The positions of a line, piece by piece, with the squares each next
+/// move changes.
+struct PieceStates {
+    boards: Vec<Board>,
+    moving: Vec<Bitboard>,
+}
+
+impl PieceStates {
+    fn new(pos: &Chess, line: &[Move]) -> PieceStates {
+        let mut boards = Vec::with_capacity(line.len() + 1);
+        let mut moving = Vec::with_capacity(line.len() + 1);
+        let mut after = pos.clone();
+        boards.push(after.board().clone());
+        for &m in line {
+            moving.push(move_squares(m, after.turn()));
+            after.play_unchecked(m);
+            boards.push(after.board().clone());
+        }
+        moving.push(Bitboard::EMPTY);
+        PieceStates { boards, moving }
+    }
+
+    /// Whether a snapshot `shown` can be state `k`: its position, or with
+    /// the next move under way (each square it changes empty, or holding
+    /// what it held before or after the move).
+    fn fits(&self, k: usize, shown: &[Option<Piece>; 64]) -> bool {
+        Square::ALL.into_iter().all(|sq| {
+            let got = shown[sq.to_usize()];
+            let was = self.boards[k].piece_at(sq);
+            if !self.moving[k].contains(sq) {
+                return got == was;
+            }
+            got.is_none() || got == was || got == self.boards[k + 1].piece_at(sq)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,6 +531,24 @@ mod tests {
         assert!(!snapshots.allow_pieces(&start, &line(&start, "e4 Nc6 Nf3 e5"), 0));
         // Snapshots before the record's position are not evidence.
         assert!(snapshots.allow_pieces(&start, &line(&start, "e4 Nc6 Nf3 e5"), 2));
+    }
+
+    #[test]
+    fn a_snapshot_no_candidate_explains_is_no_evidence() {
+        let start = Chess::default();
+        let first = line(&start, "e4 e5 Nf3 Nc6");
+        let other = line(&start, "e4 Nc6 Nf3 e5");
+        let mut snapshots = Snapshots::default();
+        snapshots.push_pieces(1, pieces(&start, "e4 e5", &[Square::G1]));
+        // The h2 pawn read gone for one scan: no line moves it.
+        snapshots.push_pieces(2, pieces(&start, "e4 e5", &[Square::G1, Square::H2]));
+        snapshots.push_pieces(3, pieces(&start, "e4 e5 Nf3 Nc6", &[]));
+        let lines = vec![first.clone(), other];
+        assert_eq!(
+            snapshots.through_pieces(&start, &lines, 0),
+            vec![first.clone()]
+        );
+        assert!(!snapshots.allow_pieces(&start, &first, 0));
     }
 
     #[test]

@@ -476,6 +476,21 @@ fn regression_10_a_long_line_the_next_scans_show_gone_on_is_recorded() {
     assert_played(&game, &played, played.len());
 }
 
+/// Issue 10, a game lost on the whole sample: on a board that identifies
+/// pieces and only scans, a blip after 3...e6 read as a detour of four
+/// moves (4.a3 Bxa3 5.Nc3 Bf8, the bishop there and back), which was
+/// listed. The next scan showed 4.Nc3 alone, but the listing stood, and
+/// every later move was listed with it. A listed line that cannot have
+/// led to the board (the a-pawn it captured stands on a2) no longer
+/// counts.
+#[test]
+fn regression_10_a_listing_the_board_has_left_behind_is_dropped() {
+    let Some((game, played)) = replayed(431, "hostile", IDENTITY_NO_CLOCK, 431) else {
+        return;
+    };
+    assert_played(&game, &played, played.len());
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
