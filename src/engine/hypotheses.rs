@@ -115,8 +115,8 @@ impl Engine {
         let found = match resync(&pos, &target, &limits) {
             // On a board that identifies pieces, the snapshots since the
             // record's position rule out the orders of moves that never
-            // stood as they showed (a capture shown made before the
-            // recapture it was read ahead of).
+            // stood as they showed (a scan showed 4.dxe5 Nxe5 5.Nxe5, so
+            // 5...Bxe5 after it was not 4.Nxe5 Nxe5 5.dxe5 Bxe5).
             Resync::Candidates { lines, more: false } if !occupancy => {
                 let since = game.basis(game.ply());
                 let mut through = self.snapshots.through_pieces(&pos, &lines, since);
