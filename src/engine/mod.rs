@@ -489,7 +489,12 @@ impl Engine {
     /// The lines that exactly explained a scan from the record's position
     /// which was read as a hand at work instead.
     fn passed_lines(&self) -> &[Vec<Move>] {
-        match &self.passed {
+        self.lines_at_ply(&self.passed)
+    }
+
+    /// `kept`'s lines if they were kept at the record's present length.
+    fn lines_at_ply<'a>(&self, kept: &'a Option<(usize, Vec<Vec<Move>>)>) -> &'a [Vec<Move>] {
+        match kept {
             Some((ply, lines)) if *ply == self.game().ply() => lines,
             _ => &[],
         }
@@ -547,10 +552,7 @@ impl Engine {
                 } else {
                     &[]
                 },
-                held: match &self.held {
-                    Some((ply, lines)) if *ply == self.game().ply() => lines,
-                    _ => &[],
-                },
+                held: self.lines_at_ply(&self.held),
                 passed: self.passed_lines(),
             },
             self.config.arbiter,

@@ -47,15 +47,12 @@ impl Snapshots {
     /// move in progress (each square that move changes empty, or holding
     /// what it held before or after the move).
     pub fn allow_pieces(&self, pos: &Chess, line: &[Move], since: u64) -> bool {
-        let states = PieceStates::new(pos, line);
-        let mut at = 0;
-        for (_, shown) in self.pieces.iter().filter(|(seq, _)| *seq > since) {
-            match (at..states.boards.len()).find(|&k| states.fits(k, shown)) {
-                Some(k) => at = k,
-                None => return false,
-            }
-        }
-        true
+        PieceStates::new(pos, line).passes(
+            self.pieces
+                .iter()
+                .filter(|(seq, _)| *seq > since)
+                .map(|(_, shown)| &**shown),
+        )
     }
 
     /// Those of `lines`, played from `pos` (shown by event `since`), that
@@ -78,18 +75,7 @@ impl Snapshots {
         lines
             .iter()
             .zip(&states)
-            .filter(|(_, st)| {
-                let mut at = 0;
-                evidence.iter().all(|shown| {
-                    match (at..st.boards.len()).find(|&k| st.fits(k, shown)) {
-                        Some(k) => {
-                            at = k;
-                            true
-                        }
-                        None => false,
-                    }
-                })
-            })
+            .filter(|(_, st)| st.passes(evidence.iter().copied()))
             .map(|(line, _)| line.clone())
             .collect()
     }
@@ -464,6 +450,21 @@ impl PieceStates {
         }
         moving.push(Bitboard::EMPTY);
         PieceStates { boards, moving }
+    }
+
+    /// Whether the snapshots `shown`, in order, can each be a state at or
+    /// after the one the snapshot before it was.
+    fn passes<'a>(&self, shown: impl IntoIterator<Item = &'a [Option<Piece>; 64]>) -> bool {
+        let mut at = 0;
+        shown.into_iter().all(|shown| {
+            match (at..self.boards.len()).find(|&k| self.fits(k, shown)) {
+                Some(k) => {
+                    at = k;
+                    true
+                }
+                None => false,
+            }
+        })
     }
 
     /// Whether a snapshot `shown` can be state `k`: its position, or with
