@@ -33,13 +33,9 @@ pub(crate) fn decidable(earlier: &[Chess], from: &Chess, plies: &[Move], identif
     {
         return false;
     }
-    let mut end = from.clone();
-    for &m in plies {
-        if !end.is_legal(m) {
-            return false;
-        }
-        end.play_unchecked(m);
-    }
+    let Some(end) = played(from, plies) else {
+        return false;
+    };
     let target = Scan::from_board(end.board(), identify);
     let reads = |p: &Chess| Scan::from_board(p.board(), identify) == target;
     if earlier.iter().chain(std::iter::once(from)).any(reads) {
@@ -71,6 +67,53 @@ pub(crate) fn single_ply_decidable(from: &Chess, m: Move, identify: bool) -> boo
         return true;
     }
     decidable(&[], from, &[m], identify)
+}
+
+/// Whether a different move of the piece the first ply moves, followed by
+/// as many plies as follow it, also leads to what the board shows after
+/// `plies`. On an occupancy board the states such a line goes through
+/// include the first ply's result (1.Qxa7 empties e3 only; so does 1.Qd4
+/// once the opponent has taken the queen off d4 to play 1...Qxd4), so a
+/// scan of that result does not tell the two apart.
+pub(crate) fn first_move_mimicked(from: &Chess, plies: &[Move], identify: bool) -> bool {
+    let Some((&first, rest)) = plies.split_first() else {
+        return false;
+    };
+    let Some(end) = played(from, plies) else {
+        return false;
+    };
+    let target_scan = Scan::from_board(end.board(), identify);
+    from.legal_moves()
+        .into_iter()
+        .filter(|&m| m.from() == first.from() && m != first)
+        .any(|m| {
+            let mut next = from.clone();
+            next.play_unchecked(m);
+            let mut search = Search {
+                target: end.board().clone(),
+                target_scan: target_scan.clone(),
+                identify,
+                depth: rest.len(),
+                found: 0,
+                shorter: false,
+                visited: 0,
+            };
+            search.run(&next, rest.len());
+            // Past its budget the search cannot rule the line out.
+            search.found > 0 || search.shorter || search.visited > BUDGET
+        })
+}
+
+/// The position after `plies` from `from`, if they are legal.
+fn played(from: &Chess, plies: &[Move]) -> Option<Chess> {
+    let mut end = from.clone();
+    for &m in plies {
+        if !end.is_legal(m) {
+            return None;
+        }
+        end.play_unchecked(m);
+    }
+    Some(end)
 }
 
 struct Search {
@@ -171,27 +214,8 @@ fn misplaced(board: &Board, target: &Board, ours: Bitboard) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use shakmaty::{CastlingMode, fen::Fen, san::San};
-
     use super::*;
-
-    fn line(fen: &str, sans: &[&str]) -> (Chess, Vec<Move>) {
-        let pos: Chess = fen
-            .parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap();
-        let mut p = pos.clone();
-        let moves = sans
-            .iter()
-            .map(|s| {
-                let m = s.parse::<San>().unwrap().to_move(&p).unwrap();
-                p.play_unchecked(m);
-                m
-            })
-            .collect();
-        (pos, moves)
-    }
+    use crate::simulate::tests::{START, line};
 
     #[test]
     fn vacate_and_refill_pair_from_the_issue_is_decidable() {
@@ -215,10 +239,7 @@ mod tests {
     #[test]
     fn transposed_move_orders_are_not() {
         // 1.e4 e5 2.d4 and 1.d4 e5 2.e4 reach the same board.
-        let (pos, moves) = line(
-            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-            &["e4", "e5", "d4"],
-        );
+        let (pos, moves) = line(START, &["e4", "e5", "d4"]);
         assert!(!decidable(&[], &pos, &moves, true));
         assert!(decidable(&[], &pos, &moves[..2], true));
     }
@@ -235,10 +256,42 @@ mod tests {
     #[test]
     fn two_ways_to_the_same_board_make_it_undecidable() {
         // Nf3 Nc6 Ng1 and Nh3 Nc6 Ng1 leave the same board.
-        let (pos, moves) = line(
-            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-            &["Nf3", "Nc6", "Ng1"],
-        );
+        let (pos, moves) = line(START, &["Nf3", "Nc6", "Ng1"]);
         assert!(!decidable(&[], &pos, &moves, true));
+    }
+
+    /// Plays `sans` from the start position and returns the position
+    /// after the first `skip` of them with the moves after it.
+    fn from_start(sans: &[&str], skip: usize) -> (Chess, Vec<Move>) {
+        let (mut pos, moves) = line(START, sans);
+        for &m in &moves[..skip] {
+            pos.play_unchecked(m);
+        }
+        (pos, moves[skip..].to_vec())
+    }
+
+    #[test]
+    fn a_capture_then_a_move_to_where_the_piece_could_go_is_mimicked() {
+        // 12.Qxa7 Qd4 and 12.Qd4 Qxd4 leave the same occupancy, and the
+        // scan between them (e3 empty) is 12.Qd4 with the queen taken off.
+        let (pos, moves) = from_start(
+            &[
+                "e4", "e5", "Nf3", "Nf6", "Nc3", "Nc6", "d4", "exd4", "Nxd4", "Bc5", "Nxc6",
+                "dxc6", "Bd3", "Bg4", "f3", "Be6", "Qe2", "Qd7", "Be3", "Bxe3", "Qxe3", "O-O-O",
+                "Qxa7", "Qd4",
+            ],
+            22,
+        );
+        assert!(first_move_mimicked(&pos, &moves, false));
+        // Pieces identified tell the queens apart.
+        assert!(!first_move_mimicked(&pos, &moves, true));
+    }
+
+    #[test]
+    fn a_capture_no_other_move_of_that_piece_mimics_is_not() {
+        // After 2.exd5 Nf6 the pawn could have gone to e5 only, which
+        // leaves e5 full.
+        let (pos, moves) = from_start(&["e4", "d5", "exd5", "Nf6"], 2);
+        assert!(!first_move_mimicked(&pos, &moves, false));
     }
 }

@@ -13,14 +13,19 @@
 //!   one sequence of legal moves of that many plies, by none shorter, and
 //!   does not show a position the game already had (see `decide`);
 //! - on an occupancy board, a capture the scans show only by its emptied
-//!   square is the only capture that piece could make, and an underpromotion
-//!   is seen being made (the player names the piece);
+//!   square is the only capture that piece could make, and no other move of
+//!   that piece, with the opponent taking it there, leads to what the board
+//!   shows next (12.Qxa7 Qd4 and 12.Qd4 Qxd4 look alike, the scan between
+//!   them too); an underpromotion is seen being made (the player names the
+//!   piece);
 //! - everything else the board shows is a move in progress (a piece in the
 //!   hand, a captured piece taken off, a king on g1 before the rook) or a
 //!   blip shorter than any settle time (5–60 ms; on a scan board a blip one
 //!   scan caught and the next undid), never a position legal moves lead to:
 //!   on an occupancy scan board no piece that could capture is held in the
-//!   hand or blipped, since a scan would read it as that capture.
+//!   hand or blipped, since a scan would read it as that capture, and no
+//!   scan that caught a blip shows what other moves, or a capture being
+//!   made on another line, would show.
 //!
 //! Where skipping would break this, the simulated board scans in time (or
 //! the outage is shorter).
@@ -30,6 +35,8 @@ mod render;
 mod styles;
 
 pub use styles::{STYLES, Style, Tally, Variant, differences, measure, session, table};
+
+use std::ops::Range;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -121,11 +128,18 @@ pub fn simulate(games: &[ImportedGame], opts: &SimOptions) -> Vec<TimedEvent> {
         marks: Vec::new(),
         games: Vec::new(),
         outages: Vec::new(),
+        blips: Vec::new(),
     };
     for (i, game) in games.iter().enumerate() {
         sim.game(game, i == 0);
     }
-    render::render(sim.out, &sim.marks, &sim.games, &sim.outages, opts)
+    let timeline = render::Timeline {
+        marks: &sim.marks,
+        games: &sim.games,
+        outages: &sim.outages,
+        blips: &sim.blips,
+    };
+    render::render(sim.out, &timeline, opts)
 }
 
 struct Simulator {
@@ -137,6 +151,8 @@ struct Simulator {
     marks: Vec<Mark>,
     games: Vec<GameMark>,
     outages: Vec<Outage>,
+    /// When each sensor blip was on the board.
+    blips: Vec<Range<Millis>>,
 }
 
 impl Simulator {
@@ -745,6 +761,7 @@ impl Simulator {
             return;
         }
         let gap = self.rng.random_range(5..=60);
+        self.blips.push(self.t..self.t + gap);
         match pos.board().piece_at(sq) {
             Some(piece) => {
                 self.emit(BoardEvent::Lift(sq));
@@ -841,5 +858,32 @@ impl Clocks {
             None => (self.remaining[side] + self.increment).saturating_sub(rng.random_range(1..20)),
         };
         (self.remaining[0], self.remaining[1])
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use shakmaty::{CastlingMode, Chess, Move, Position, fen::Fen, san::San};
+
+    /// The start position's FEN.
+    pub(crate) const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+    /// The position `fen` and the moves `sans` played from it.
+    pub(crate) fn line(fen: &str, sans: &[&str]) -> (Chess, Vec<Move>) {
+        let pos: Chess = fen
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let mut p = pos.clone();
+        let moves = sans
+            .iter()
+            .map(|s| {
+                let m = s.parse::<San>().unwrap().to_move(&p).unwrap();
+                p.play_unchecked(m);
+                m
+            })
+            .collect();
+        (pos, moves)
     }
 }

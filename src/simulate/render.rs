@@ -11,11 +11,11 @@ use std::{collections::BTreeSet, ops::Range};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use shakmaty::{Chess, Move, Position, Square};
+use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
 use super::{
     SimOptions,
-    decide::{decidable, single_ply_decidable},
+    decide::{decidable, first_move_mimicked, single_ply_decidable},
 };
 use crate::event::{BoardEvent, Millis, Scan, Sensed, TimedEvent};
 
@@ -71,14 +71,28 @@ struct Window {
     clock: Option<BoardEvent>,
 }
 
+/// What the simulator wrote down of the physical timeline besides its
+/// events.
+pub(crate) struct Timeline<'a> {
+    pub marks: &'a [Mark],
+    pub games: &'a [GameMark],
+    pub outages: &'a [Outage],
+    /// When each sensor blip was on the board.
+    pub blips: &'a [Range<Millis>],
+}
+
 /// Turns the physical timeline into the board's reports.
 pub(crate) fn render(
     events: Vec<TimedEvent>,
-    marks: &[Mark],
-    games: &[GameMark],
-    outages: &[Outage],
+    timeline: &Timeline<'_>,
     opts: &SimOptions,
 ) -> Vec<TimedEvent> {
+    let Timeline {
+        marks,
+        games,
+        outages,
+        blips,
+    } = *timeline;
     let windows: Vec<Window> = outages
         .iter()
         .map(|o| window(&events, marks, o, opts))
@@ -90,6 +104,7 @@ pub(crate) fn render(
             games,
             windows: &windows,
             outages,
+            blips,
             identify: !opts.occupancy,
             clock: opts.clock,
             period: period.max(1),
@@ -167,6 +182,7 @@ struct Scanner<'a> {
     games: &'a [GameMark],
     windows: &'a [Window],
     outages: &'a [Outage],
+    blips: &'a [Range<Millis>],
     identify: bool,
     /// The players press a clock after each move.
     clock: bool,
@@ -225,6 +241,10 @@ impl Scanner<'_> {
             let Some(mark) = self.marks.get(p) else {
                 continue;
             };
+            if self.blips.iter().any(|b| b.contains(t)) && self.blip_misleads(p, scan) {
+                skipped.insert(*t);
+                continue;
+            }
             if shown_fully[p] || *t <= mark.move_start {
                 continue;
             }
@@ -240,6 +260,27 @@ impl Scanner<'_> {
                 skipped.insert(*t);
             }
         }
+    }
+
+    /// Whether a scan that caught a blip, taken before mark `p` settled,
+    /// shows what another story would (1.Ne4 with 1...Qxd2 being made, the
+    /// d2 pawn off, where 1.Nxe2 Qe4 was played and d2 blipped; or 1.Bg1
+    /// Kd7, g1 blipping after 1.Bxa7 Kd7): a position up to two plies from
+    /// a position two plies back, or a capture in progress from one, off
+    /// the moves played.
+    fn blip_misleads(&self, p: usize, scan: &Scan) -> bool {
+        let Some(game) = self
+            .games
+            .iter()
+            .find(|g| g.plies.contains(&p) || g.plies.end == p)
+        else {
+            return false;
+        };
+        let shown = scan_occupancy(scan);
+        (p.saturating_sub(2).max(game.plies.start)..p.min(game.plies.end)).any(|q| {
+            let played: Vec<Move> = self.marks[q..game.plies.end].iter().map(|m| m.mv).collect();
+            misread(&self.marks[q].before, &played, 2, shown)
+        })
     }
 
     fn reading(&self, pos: &Chess) -> Scan {
@@ -302,12 +343,15 @@ impl Scanner<'_> {
                     .any(|(_, scan)| self.same(scan, &want))
             })
             .collect();
-        for pair in seen.windows(2) {
-            let (i, j) = (pair[0], pair[1]);
-            let moves: Vec<Move> = self.marks[plies.start + i..plies.start + j]
+        let moves_between = |from: usize, to: usize| -> Vec<Move> {
+            self.marks[plies.start + from..plies.start + to]
                 .iter()
                 .map(|m| m.mv)
-                .collect();
+                .collect()
+        };
+        for (w, pair) in seen.windows(2).enumerate() {
+            let (i, j) = (pair[0], pair[1]);
+            let moves = moves_between(i, j);
             // On occupancy a capture shows only its emptied square, which a
             // piece still in the hand shows too: the next move, the clock
             // or the players ending the game tell them apart; after a
@@ -317,6 +361,25 @@ impl Scanner<'_> {
                 && !self.identify
                 && !self.clock
                 && moves.last().is_some_and(|m| m.is_capture());
+            // On occupancy the scan that shows a capture made (1.Qxa7: only
+            // e3 emptied) also shows another line in progress: 1.Qd4 with
+            // the opponent's queen about to take it on d4 and White's queen
+            // already off. If the board up to the next position it shows
+            // reads both ways, the capture is scanned being made (the
+            // captured piece off its square). An outage's dump is chosen
+            // with its own check.
+            let last = j - 1;
+            let mimicked = !self.identify
+                && !shown_fully[plies.start + last]
+                && (j == i + 1 || !self.in_outage(plies.start + i))
+                && moves.last().is_some_and(|m| m.is_capture())
+                && seen.get(w + 2).is_some_and(|&k| {
+                    first_move_mimicked(pos_at(last), &moves_between(last, k), false)
+                });
+            if mimicked {
+                shown_fully[plies.start + last] = true;
+                forced.extend(self.marks[plies.start + last].move_times.iter().copied());
+            }
             if j == i + 1 {
                 let index = plies.start + i;
                 if !shown_fully[index]
@@ -419,6 +482,60 @@ impl Scanner<'_> {
     }
 }
 
+/// The squares a scan shows occupied.
+fn scan_occupancy(scan: &Scan) -> Bitboard {
+    Square::ALL
+        .into_iter()
+        .filter(|&sq| scan.get(sq).is_some())
+        .collect()
+}
+
+/// Whether `shown` is `pos` (played earlier: a takeback), or a position up
+/// to `depth` plies from it, or a capture in progress from one (the
+/// captured piece off, the capturing one lifted or not), on a line that is
+/// not the start of `played`.
+fn misread(pos: &Chess, played: &[Move], depth: usize, shown: Bitboard) -> bool {
+    pos.board().occupied() == shown || misread_from(pos, played, true, depth, shown)
+}
+
+fn misread_from(
+    pos: &Chess,
+    played: &[Move],
+    on_line: bool,
+    depth: usize,
+    shown: Bitboard,
+) -> bool {
+    let board = pos.board().occupied();
+    for m in pos.legal_moves() {
+        let on = on_line && played.first() == Some(&m);
+        let mut next = pos.clone();
+        next.play_unchecked(m);
+        if !on {
+            // A piece merely lifted reads as a hand at work, which the
+            // board goes on from; a captured piece off reads as a capture.
+            let mut states = vec![next.board().occupied()];
+            if let Move::Normal {
+                from,
+                capture: Some(_),
+                to,
+                ..
+            } = m
+            {
+                states.push(board.without(to));
+                states.push(board.without(to).without(from));
+            }
+            if states.contains(&shown) {
+                return true;
+            }
+        }
+        let rest = if on { &played[1..] } else { &[][..] };
+        if depth > 1 && misread_from(&next, rest, on, depth - 1, shown) {
+            return true;
+        }
+    }
+    false
+}
+
 /// What a lift, place or scan does to the squares.
 fn apply(phys: &mut Scan, event: &BoardEvent, identify: bool) {
     match event {
@@ -439,5 +556,60 @@ fn apply(phys: &mut Scan, event: &BoardEvent, identify: bool) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::tests::{START, line};
+
+    /// The start position after `before`, and the moves `then` from there.
+    fn game(before: &[&str], then: &[&str]) -> (Chess, Vec<Move>) {
+        let (start, mut moves) = line(START, &[before, then].concat());
+        let rest = moves.split_off(before.len());
+        (after(&start, &moves), rest)
+    }
+
+    fn after(pos: &Chess, moves: &[Move]) -> Chess {
+        let mut p = pos.clone();
+        for &m in moves {
+            p.play_unchecked(m);
+        }
+        p
+    }
+
+    fn occupied_after(pos: &Chess, moves: &[Move]) -> Bitboard {
+        after(pos, moves).board().occupied()
+    }
+
+    #[test]
+    fn a_blip_that_shows_other_moves_made_misleads() {
+        let (pos, played) = game(&[], &["e4", "e5"]);
+        let (_, other) = game(&[], &["e4", "e6"]);
+        assert!(misread(&pos, &played, 2, occupied_after(&pos, &other)));
+        // The start position again reads as a takeback.
+        assert!(misread(&pos, &played, 2, pos.board().occupied()));
+    }
+
+    #[test]
+    fn a_blip_no_moves_explain_does_not_mislead() {
+        let (pos, played) = game(&[], &["e4", "e5"]);
+        let shown = occupied_after(&pos, &played).with(Square::H3);
+        assert!(!misread(&pos, &played, 2, shown));
+    }
+
+    #[test]
+    fn a_blip_that_shows_a_capture_being_made_misleads_unless_it_was_played() {
+        // After 1.e4 d5, d5 and e4 empty is 2.exd5 being made.
+        let (pos, played) = game(&["e4", "d5"], &["Nc3", "Nf6"]);
+        let shown = pos
+            .board()
+            .occupied()
+            .without(Square::D5)
+            .without(Square::E4);
+        assert!(misread(&pos, &played, 2, shown));
+        let (pos, played) = game(&["e4", "d5"], &["exd5", "Qxd5"]);
+        assert!(!misread(&pos, &played, 2, shown));
     }
 }
