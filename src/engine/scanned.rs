@@ -70,8 +70,10 @@ fn shorter_hands(
     shortest: Option<usize>,
     pressed: bool,
 ) -> Vec<Vec<Move>> {
+    // A candidate the board shows as it stands (no move on from it) leaves
+    // no fewer moves for a hand.
     let plies = shortest
-        .map_or(MAX_HAND_PLIES, |k| k - 1)
+        .map_or(MAX_HAND_PLIES, |k| k.saturating_sub(1))
         .min(MAX_HAND_PLIES);
     let mut hand = Vec::new();
     hand_lines(pos, sensed, plies, pressed, &mut Vec::new(), &mut hand);
@@ -901,5 +903,22 @@ mod tests {
         let (_, moves) = play(&pos, &["g1f3"]);
         assert_eq!(lines.read(true, true), ScanReading::Moves(moves.clone()));
         assert_eq!(lines.one_move_blip(moves[0]), Bitboard::EMPTY);
+    }
+
+    #[test]
+    fn a_candidate_the_board_shows_as_it_stands_is_read_with_no_hand_before_it() {
+        // A candidate 1.e4 e5 listed, and the board showing just that: no
+        // shorter line leaves a hand (this once underflowed in debug
+        // builds).
+        let pos = Chess::default();
+        let (after, moves) = play(&pos, &["e2e4", "e7e5"]);
+        let sensed = scanned(&pos, after.board(), false);
+        let mut snapshots = Snapshots::default();
+        snapshots.push(0, pos.board().occupied());
+        snapshots.push(1, sensed.occupied());
+        let lines = from_the_start(&pos, &sensed, &snapshots);
+        let (exact, hand) = lines.candidates(std::slice::from_ref(&moves), true);
+        assert_eq!(exact, vec![moves]);
+        assert!(hand.is_empty());
     }
 }
