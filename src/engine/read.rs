@@ -239,19 +239,23 @@ fn read_occupancy_snapshot(
             // A square one scan alone showed changed may have been a blip
             // (a 5-60 ms flicker that scan caught), if nothing explains the
             // board with it: not if a capture there was possible on the
-            // way (a captured piece taken off before the capturing one is
-            // put down looks the same), nor a move to a square filled
-            // right after the record's position.
+            // way by a piece that has left its square since (a captured
+            // piece taken off before the capturing one is put down looks
+            // the same), nor a move to a square filled right after the
+            // record's position. Squares where such a capture fits keep
+            // what the scan showed, and the others are tried again: c6
+            // caught empty while 5...cxd4 6.Nxd4 is scanned with d4 empty
+            // between is a blip, d4 is not.
             let repaired;
-            if reading == ScanReading::None
+            let mut squares = Bitboard::FULL;
+            while reading == ScanReading::None
                 && moment.candidates.is_empty()
-                && let Some((empties, fills, without)) =
-                    snapshots.without_odd_squares(since, pos.board().occupied())
-                && !pos.legal_moves().iter().any(|m| fills.contains(m.to()))
+                && let Some(odd) =
+                    snapshots.without_odd_squares(since, pos.board().occupied(), squares)
+                && !pos.legal_moves().iter().any(|m| odd.fills.contains(m.to()))
             {
-                repaired = without;
                 let again = SnapshotLines {
-                    snapshots: &repaired,
+                    snapshots: &odd.repaired,
                     ..lines
                 };
                 let second = again.read(pressed, hands);
@@ -260,14 +264,23 @@ fn read_occupancy_snapshot(
                     ScanReading::Ambiguous(all) => all.clone(),
                     ScanReading::Hand | ScanReading::None => vec![Vec::new()],
                 };
-                if second != ScanReading::None
-                    && !lines_read
-                        .iter()
-                        .any(|line| may_capture_on(pos, line, empties))
-                {
-                    reading = second;
-                    lines = again;
+                if second == ScanReading::None {
+                    break;
                 }
+                let captured = lines_read
+                    .iter()
+                    .map(|line| capturable(pos, line, odd.empties, odd.stayed))
+                    .fold(Bitboard::EMPTY, |all, on| all | on);
+                if captured.is_empty() {
+                    repaired = odd.repaired;
+                    reading = second;
+                    lines = SnapshotLines {
+                        snapshots: &repaired,
+                        ..lines
+                    };
+                    break;
+                }
+                squares &= !captured;
             }
             // Nothing within reach of the position: the lines a hand was
             // read among may have gone on. After 2.Nc3, scans that each
@@ -336,18 +349,26 @@ fn read_occupancy_snapshot(
     }
 }
 
-/// Whether, in a position `line` passes through from `pos` (its last
-/// included), the player to move can capture on one of `squares`.
-fn may_capture_on(pos: &Chess, line: &[Move], squares: Bitboard) -> bool {
-    let mut pos = pos.clone();
-    let can = |pos: &Chess| pos.capture_moves().iter().any(|m| squares.contains(m.to()));
-    for &m in line {
-        if can(&pos) {
-            return true;
+/// The squares of `squares` where, in a position `line` passes through
+/// from `pos` (its last included), the player to move can capture with a
+/// piece not on `stayed` (squares no piece has left since: a capture the
+/// board showed being made there would have emptied one).
+fn capturable(pos: &Chess, line: &[Move], squares: Bitboard, stayed: Bitboard) -> Bitboard {
+    let mut found = Bitboard::EMPTY;
+    let mut look = |pos: &Chess| {
+        for c in pos.capture_moves() {
+            if squares.contains(c.to()) && c.from().is_none_or(|from| !stayed.contains(from)) {
+                found.add(c.to());
+            }
         }
+    };
+    let mut pos = pos.clone();
+    for &m in line {
+        look(&pos);
         pos.play_unchecked(m);
     }
-    can(&pos)
+    look(&pos);
+    found
 }
 
 /// The lines a snapshot of a board that only senses occupancy is read

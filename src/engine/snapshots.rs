@@ -11,6 +11,22 @@ use crate::matcher::{move_squares, occupancy_after};
 /// The most snapshots kept: more than a record ever lags behind the board.
 const KEEP: usize = 64;
 
+/// What [`Snapshots::without_odd_squares`] finds.
+#[derive(Debug, Clone)]
+pub struct OddSquares {
+    /// Squares one snapshot alone showed empty.
+    pub empties: Bitboard,
+    /// Squares one snapshot alone, right after the record's position,
+    /// showed full.
+    pub fills: Bitboard,
+    /// Squares every snapshot from the first odd one's next to the last
+    /// showed full: no piece left them meanwhile.
+    pub stayed: Bitboard,
+    /// The snapshots with the odd squares read as their neighbours show
+    /// them.
+    pub repaired: Snapshots,
+}
+
 /// The occupancies a scanning board showed, with the events that showed
 /// them, oldest first.
 #[derive(Debug, Clone, Default)]
@@ -188,17 +204,18 @@ impl Snapshots {
     /// Squares that one snapshot after event `since` alone showed changed,
     /// with the snapshots either side of it (before the first one, the
     /// record's position, `record`) showing them as they were: a sensor
-    /// blip that scan caught, or moves. Returns the squares read empty, the
-    /// squares read full right after the record's position, and these
-    /// snapshots without them; `None` if there are none. Only a board
+    /// blip that scan caught, or moves. Returns those on `squares` with
+    /// these snapshots without them; `None` if there are none. Only a board
     /// nothing else explains is read so (see `read_occupancy_snapshot`).
     pub fn without_odd_squares(
         &self,
         since: u64,
         record: Bitboard,
-    ) -> Option<(Bitboard, Bitboard, Snapshots)> {
+        squares: Bitboard,
+    ) -> Option<OddSquares> {
         let mut repaired = self.clone();
         let (mut empties, mut fills) = (Bitboard::EMPTY, Bitboard::EMPTY);
+        let mut stayed = Bitboard::FULL;
         for (j, &(seq, shown)) in self.list.iter().enumerate() {
             let before = match j.checked_sub(1) {
                 Some(i) if self.list[i].0 > since => self.list[i].1,
@@ -210,10 +227,13 @@ impl Snapshots {
             if seq <= since {
                 continue;
             }
-            let empty = before & next & !shown;
+            if (empties | fills).any() {
+                stayed &= shown;
+            }
+            let empty = before & next & !shown & squares;
             // A fill later than that may be a piece moved there and on.
             let fill = if before == record {
-                shown & !before & !next
+                shown & !before & !next & squares
             } else {
                 Bitboard::EMPTY
             };
@@ -221,9 +241,15 @@ impl Snapshots {
             empties |= empty;
             fills |= fill;
         }
-        (empties | fills)
-            .any()
-            .then_some((empties, fills, repaired))
+        if let Some(&(_, last)) = self.list.last() {
+            stayed &= last;
+        }
+        (empties | fills).any().then_some(OddSquares {
+            empties,
+            fills,
+            stayed,
+            repaired,
+        })
     }
 
     /// These snapshots with the last one showing `occupied` instead.
@@ -695,5 +721,39 @@ mod tests {
         assert_eq!(s.odd_fills(2), Bitboard::from_square(Square::E4));
         assert_eq!(s.odd_fills(1), Bitboard::EMPTY);
         assert_eq!(s.odd_fills(3), Bitboard::EMPTY);
+    }
+
+    #[test]
+    fn odd_squares_say_which_squares_no_piece_left_since() {
+        use Square::*;
+        let record = Chess::default().board().occupied();
+        let mut s = Snapshots::default();
+        // c7 caught empty for one scan, then d2 empty for one scan while
+        // g1 is emptied for good.
+        s.push(1, record.without(C7));
+        s.push(2, record.without(D2).without(G1));
+        s.push(3, record.without(G1));
+        let odd = s.without_odd_squares(0, record, Bitboard::FULL).unwrap();
+        assert_eq!(odd.empties, Bitboard::from(C7) | Bitboard::from(D2));
+        assert_eq!(odd.fills, Bitboard::EMPTY);
+        // From the scan after the first odd one on, d2 and g1 were empty.
+        assert_eq!(odd.stayed, record.without(D2).without(G1));
+        assert!(
+            odd.repaired
+                .list
+                .iter()
+                .all(|&(_, shown)| shown.contains(C7))
+        );
+        // Only the squares asked for are read as blips.
+        let odd = s
+            .without_odd_squares(0, record, Bitboard::from(C7))
+            .unwrap();
+        assert_eq!(odd.empties, Bitboard::from(C7));
+        assert!(!odd.repaired.list[1].1.contains(D2));
+        assert_eq!(
+            s.without_odd_squares(0, record, Bitboard::from(H7))
+                .map(|o| o.empties),
+            None
+        );
     }
 }
