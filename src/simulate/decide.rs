@@ -72,8 +72,8 @@ pub(crate) fn single_ply_decidable(from: &Chess, m: Move, identify: bool) -> boo
 /// Whether a different move of the piece the first ply moves, followed by
 /// as many plies as follow it, also leads to what the board shows after
 /// `plies`. On an occupancy board the states such a line goes through
-/// include the first ply's result (1.Qxa7 empties e3 only; so does 1.Qd4
-/// once the opponent has taken the queen off d4 to play 1...Qxd4), so a
+/// include the first ply's result (12.Qxa7 empties e3 only; so does 12.Qd4
+/// once the opponent has taken the queen off d4 to play 12...Qxd4), so a
 /// scan of that result does not tell the two apart.
 pub(crate) fn first_move_mimicked(from: &Chess, plies: &[Move], identify: bool) -> bool {
     let Some((&first, rest)) = plies.split_first() else {

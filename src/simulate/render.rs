@@ -263,11 +263,11 @@ impl Scanner<'_> {
     }
 
     /// Whether a scan that caught a blip, taken before mark `p` settled,
-    /// shows what another story would (1.Ne4 with 1...Qxd2 being made, the
-    /// d2 pawn off, where 1.Nxe2 Qe4 was played and d2 blipped; or 1.Bg1
-    /// Kd7, g1 blipping after 1.Bxa7 Kd7): a position up to two plies from
-    /// a position two plies back, or a capture in progress from one, off
-    /// the moves played.
+    /// shows what another story would (20.Ne4 with 20...Qxd2 being made,
+    /// the d2 pawn off, where 20.Nxe2 Qe4 was played and d2 blipped; or
+    /// 24.Bg1 Kd7, g1 blipping after 24.Bxa7 Kd7): a position up to two
+    /// plies from a position two plies back, or a capture in progress from
+    /// one, off the moves played.
     fn blip_misleads(&self, p: usize, scan: &Scan) -> bool {
         let Some(game) = self
             .games
@@ -361,8 +361,8 @@ impl Scanner<'_> {
                 && !self.identify
                 && !self.clock
                 && moves.last().is_some_and(|m| m.is_capture());
-            // On occupancy the scan that shows a capture made (1.Qxa7: only
-            // e3 emptied) also shows another line in progress: 1.Qd4 with
+            // On occupancy the scan that shows a capture made (12.Qxa7: only
+            // e3 emptied) also shows another line in progress: 12.Qd4 with
             // the opponent's queen about to take it on d4 and White's queen
             // already off. If the board up to the next position it shows
             // reads both ways, the capture is scanned being made (the
