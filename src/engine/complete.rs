@@ -4,7 +4,10 @@
 
 use shakmaty::{ByColor, Color, Position, Square};
 
-use super::{Engine, GameEvent};
+use super::{
+    Engine, GameEvent,
+    scanned::{ScanReading, read_scan},
+};
 use crate::{
     event::{Millis, Seconds},
     game::Termination,
@@ -27,6 +30,10 @@ pub struct Clock {
     /// moves or presses means the first came without a move (Art. 7.5.3).
     pub early_press: Option<(Color, usize)>,
 }
+
+/// The most squares a scan may have changed for each to be weighed as a
+/// blip before a press is judged.
+const MAX_BLIP_CANDIDATES: usize = 8;
 
 impl Engine {
     pub(super) fn press(&mut self, color: Color, t: Millis) {
@@ -93,10 +100,38 @@ impl Engine {
             && !self.phase.is_restoring()
             && !self.sensed.shows_position(game.position())
             && self.moved_own_piece(turn)
+            && !self.blip_may_explain()
         {
             self.clock.pending_press[turn] = false;
             self.completed_irregularity(turn, t);
         }
+    }
+
+    /// Whether, on a board that only senses occupancy and only scans, one
+    /// square of the last scan read as the scan before it showed it (a
+    /// blip that scan caught: 4.Bc4 c6, scanned at once after an outage,
+    /// with the e8 king read gone for a moment) leaves the record's
+    /// position, moves from it, or a move in progress. The press is then
+    /// judged at the next scan, which shows whether the square was a blip.
+    fn blip_may_explain(&self) -> bool {
+        if self.sensed.identifies_all() || !self.snapshots.only() {
+            return false;
+        }
+        let changed = self.snapshots.changed_last();
+        // A first scan, or one that changed much: no single blip.
+        if changed.count() > MAX_BLIP_CANDIDATES {
+            return false;
+        }
+        let pos = self.game().position();
+        changed.into_iter().any(|sq| {
+            let mut sensed = self.sensed.clone();
+            if sensed.occupied().contains(sq) {
+                sensed.lift(sq, self.seq);
+            } else {
+                sensed.place(sq, None, self.seq);
+            }
+            sensed.shows_position(pos) || read_scan(pos, &sensed, false, true) != ScanReading::None
+        })
     }
 
     /// Whether one of `color`'s pieces left its square since the position.
