@@ -107,12 +107,14 @@ impl Engine {
         }
     }
 
-    /// Whether, on a board that only senses occupancy and only scans, one
-    /// square of the last scan read as the scan before it showed it (a
-    /// blip that scan caught: 4.Bc4 c6, scanned at once after an outage,
-    /// with the e8 king read gone for a moment) leaves the record's
-    /// position, moves from it, or a move in progress. The press is then
-    /// judged at the next scan, which shows whether the square was a blip.
+    /// Whether, on a board that only scans and does not name every piece
+    /// now (occupancy boards; an identifying board whose blip filled a
+    /// square with no piece named), one square of the last scan read as
+    /// the scan before it showed it (a blip that scan caught: 3.Bc4 c6
+    /// shown by the first scan after both presses, with the e8 king read
+    /// gone for a moment) leaves the record's position, moves from it, or
+    /// a move in progress. The press is then judged at the next scan,
+    /// which shows whether the square was a blip.
     fn blip_may_explain(&self) -> bool {
         if self.sensed.identifies_all() || !self.snapshots.only() {
             return false;
