@@ -41,15 +41,7 @@ pub(crate) fn decidable(earlier: &[Chess], from: &Chess, plies: &[Move], identif
     if earlier.iter().chain(std::iter::once(from)).any(reads) {
         return false;
     }
-    let mut search = Search {
-        target: end.board().clone(),
-        target_scan: target,
-        identify,
-        depth: plies.len(),
-        found: 0,
-        shorter: false,
-        visited: 0,
-    };
+    let mut search = Search::new(end.board(), identify, plies.len());
     search.run(from, plies.len());
     !search.shorter && search.found == 1 && search.visited <= BUDGET
 }
@@ -82,22 +74,13 @@ pub(crate) fn first_move_mimicked(from: &Chess, plies: &[Move], identify: bool) 
     let Some(end) = played(from, plies) else {
         return false;
     };
-    let target_scan = Scan::from_board(end.board(), identify);
     from.legal_moves()
         .into_iter()
         .filter(|&m| m.from() == first.from() && m != first)
         .any(|m| {
             let mut next = from.clone();
             next.play_unchecked(m);
-            let mut search = Search {
-                target: end.board().clone(),
-                target_scan: target_scan.clone(),
-                identify,
-                depth: rest.len(),
-                found: 0,
-                shorter: false,
-                visited: 0,
-            };
+            let mut search = Search::new(end.board(), identify, rest.len());
             search.run(&next, rest.len());
             // Past its budget the search cannot rule the line out.
             search.found > 0 || search.shorter || search.visited > BUDGET
@@ -127,6 +110,19 @@ struct Search {
 }
 
 impl Search {
+    /// A search for lines of `depth` plies to `target`'s reading.
+    fn new(target: &Board, identify: bool, depth: usize) -> Search {
+        Search {
+            target: target.clone(),
+            target_scan: Scan::from_board(target, identify),
+            identify,
+            depth,
+            found: 0,
+            shorter: false,
+            visited: 0,
+        }
+    }
+
     fn done(&self) -> bool {
         self.shorter || self.found > 1 || self.visited > BUDGET
     }
