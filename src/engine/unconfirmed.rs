@@ -84,7 +84,8 @@ impl Unconfirmed {
 
 /// How many later scans may leave both a patient move and the blip
 /// standing before the move is taken as made (as the snapshot showed it):
-/// the board is not read meanwhile, and more moves may pile up.
+/// the board is not read meanwhile, and more moves may pile up. One more
+/// while neither story shows a position.
 const MAX_WEIGHED: usize = 1;
 
 impl Engine {
@@ -174,12 +175,17 @@ impl Engine {
         // lifted again or on to e5; or Nxb5): the next scans tell them
         // apart, since that piece must go on somewhere.
         let fewest = stories.made_exact.iter().map(Vec::len).min();
+        let weighed = self.snapshots.count_after(u.seq);
+        let shorter_blip = stories
+            .blip_exact
+            .iter()
+            .any(|line| fewest.is_none_or(|n| line.len() < n));
+        // Neither story shows a position any more, both leave a hand at
+        // work (18.Qxe4 with b3 caught full read as 18.Qb3; after 18...h5,
+        // 19.Nd5 begun): no scan has told them apart yet, so one more.
+        let only_hands = fewest.is_none() && !stories.blip_hand.is_empty();
         let weigh = u.patient()
-            && stories
-                .blip_exact
-                .iter()
-                .any(|line| fewest.is_none_or(|n| line.len() < n))
-            && self.snapshots.count_after(u.seq) <= MAX_WEIGHED;
+            && (shorter_blip && weighed <= MAX_WEIGHED || only_hands && weighed <= MAX_WEIGHED + 1);
         let made = !stories.made_exact.is_empty() || !stories.made_hand.is_empty();
         let blip = !stories.blip_exact.is_empty() || !stories.blip_hand.is_empty();
         match (made, blip) {
