@@ -141,6 +141,11 @@ pub enum BoardEvent {
     Place(Square, Option<Piece>),
     /// A full scan of the board.
     Board(Box<Scan>),
+    /// The link to the board came back after it was lost (a cable pulled
+    /// out, a port that failed). The board's next full scan may show any
+    /// number of moves made meanwhile, and is read like a dump, however
+    /// the board reports otherwise.
+    Reconnected,
     /// That player pressed the clock.
     Press(Color),
     /// A clock report: White's then Black's remaining time.

@@ -163,6 +163,10 @@ pub fn parse_event(text: &str) -> Result<BoardEvent, String> {
             arity(0, 0, "draw")?;
             Ok(BoardEvent::Draw)
         }
+        "reconnected" => {
+            arity(0, 0, "reconnected")?;
+            Ok(BoardEvent::Reconnected)
+        }
         "claim" => {
             arity(2, 3, "claim white|black threefold|fifty [<uci move>]")?;
             parse_claim(&args)
@@ -305,6 +309,7 @@ pub fn format_event(event: &BoardEvent) -> String {
         BoardEvent::Flag(c) => format!("flag {}", side_name(*c)),
         BoardEvent::Resign(c) => format!("resign {}", side_name(*c)),
         BoardEvent::Draw => "draw".to_owned(),
+        BoardEvent::Reconnected => "reconnected".to_owned(),
         BoardEvent::Claim(c, kind, mv) => {
             let mut s = format!("claim {} {}", side_name(*c), kind.as_str());
             if let Some(mv) = mv {
@@ -365,6 +370,7 @@ mod tests {
         assert_eq!(one("flag white"), Ok(BoardEvent::Flag(Color::White)));
         assert_eq!(one("resign black"), Ok(BoardEvent::Resign(Color::Black)));
         assert_eq!(one("draw"), Ok(BoardEvent::Draw));
+        assert_eq!(one("reconnected"), Ok(BoardEvent::Reconnected));
         assert_eq!(
             one("claim white threefold g1f3"),
             Ok(BoardEvent::Claim(

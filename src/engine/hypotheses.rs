@@ -104,7 +104,10 @@ impl Engine {
         let suspects = self
             .snapshots
             .blip_suspects(pos.board().occupied(), self.sensed.occupied());
-        if occupancy && !self.dumped {
+        // After the link came back, until the record has caught up with
+        // the board, the scans may be any number of moves on.
+        let outage = self.unseen_since_reconnection();
+        if occupancy && !self.dumped && !outage {
             // On an occupancy board's snapshots, a piece slid to a wrong
             // square or held in the hand is too often explained by moves
             // nobody made: not read until those cases are told apart.
@@ -116,10 +119,20 @@ impl Engine {
             // On a board that identifies pieces, the snapshots since the
             // record's position rule out the orders of moves that never
             // stood as they showed (a scan showed 4.dxe5 Nxe5 5.Nxe5, so
-            // 5...Bxe5 after it was not 4.Nxe5 Nxe5 5.dxe5 Bxe5).
-            Resync::Candidates { lines, more: false } if !occupancy => {
+            // 5...Bxe5 after it was not 4.Nxe5 Nxe5 5.dxe5 Bxe5). On
+            // occupancy after an outage they do the same, hands at work
+            // allowed.
+            Resync::Candidates { lines, more: false } if !occupancy || outage => {
                 let since = game.basis(game.ply());
-                let mut through = self.snapshots.through_pieces(&pos, &lines, since);
+                let mut through = if occupancy {
+                    lines
+                        .iter()
+                        .filter(|line| self.snapshots.allow(&pos, line, since, Bitboard::EMPTY))
+                        .cloned()
+                        .collect()
+                } else {
+                    self.snapshots.through_pieces(&pos, &lines, since)
+                };
                 match through.len() {
                     1 => Resync::Unique(through.remove(0)),
                     0 => Resync::Candidates { lines, more: false },
@@ -148,16 +161,18 @@ impl Engine {
             Resync::Unique(line)
                 if !self.dumped
                     && line.len() > SNAPSHOT_PLIES
-                    && (occupancy
-                        || line.len() > IDENTITY_SNAPSHOT_PLIES
+                    && (if occupancy {
+                        !outage
+                    } else {
+                        line.len() > IDENTITY_SNAPSHOT_PLIES
                             && !self.goes_on_from_passed(&line)
                             && !self.goes_on_from_shown(&pos, &line)
-                        || !self.snapshots.allow(
-                            &pos,
-                            &line,
-                            game.basis(game.ply()),
-                            Bitboard::EMPTY,
-                        )) =>
+                    } || !self.snapshots.allow(
+                        &pos,
+                        &line,
+                        game.basis(game.ply()),
+                        Bitboard::EMPTY,
+                    )) =>
             {
                 self.ambiguous(vec![line], false);
             }

@@ -102,6 +102,9 @@ pub struct Engine {
     /// The sequence number of the last dump: until the record has caught
     /// up past it, squares may have changed unseen before it.
     dump_seq: u64,
+    /// The event of a scanning board's first scan after the link came
+    /// back (0: none yet).
+    reconnected_seq: u64,
     /// The squares the last dump showed occupied: any of them may have
     /// been emptied and refilled unseen before it.
     unseen: shakmaty::Bitboard,
@@ -132,6 +135,8 @@ pub struct Engine {
     /// The last snapshot, when nothing explained it: if the next scan
     /// empties again the one square it filled, that was a blip.
     unexplained: Option<u64>,
+    /// The link to the board came back: its next scan is a dump.
+    reconnected: bool,
 }
 
 impl Default for Engine {
@@ -164,6 +169,7 @@ impl Engine {
             behind: false,
             dumped: false,
             dump_seq: 0,
+            reconnected_seq: 0,
             unseen: shakmaty::Bitboard::EMPTY,
             snapshots: snapshots::Snapshots::default(),
             reading_dump: false,
@@ -174,6 +180,7 @@ impl Engine {
             placed: [None; 64],
             unconfirmed: None,
             unexplained: None,
+            reconnected: false,
         }
     }
 
@@ -262,9 +269,14 @@ impl Engine {
                 if self.sensed.apply_scan(scan, self.seq) {
                     self.settle.changed(t, self.seq);
                     // A scan after square-by-square reports is a dump (a
-                    // reconnection); otherwise one of a scanning board's
-                    // snapshots.
-                    self.dumped = !self.scanned;
+                    // reconnection), and so is a scanning board's first
+                    // scan after the link came back; otherwise one of a
+                    // scanning board's snapshots.
+                    if self.reconnected && self.scanned {
+                        self.reconnected_seq = self.seq;
+                    }
+                    self.dumped = !self.scanned || self.reconnected;
+                    self.reconnected = false;
                     self.scanned = true;
                     self.snapshots.push(self.seq, self.sensed.occupied());
                     if self.sensed.identifies_all() {
@@ -277,6 +289,7 @@ impl Engine {
                     }
                 }
             }
+            BoardEvent::Reconnected => self.reconnected = true,
             BoardEvent::Clock(white, black) => {
                 self.clock.last = Some((*white, *black));
                 // Times reported while the board shows a state not read yet
@@ -427,7 +440,10 @@ impl Engine {
                     self.game_mut().set_tag(name, value);
                 }
             }
-            BoardEvent::Lift(_) | BoardEvent::Place(..) | BoardEvent::Board(_) => {}
+            BoardEvent::Lift(_)
+            | BoardEvent::Place(..)
+            | BoardEvent::Board(_)
+            | BoardEvent::Reconnected => {}
             BoardEvent::Clock(..) => {}
         }
         Ok(())
@@ -438,6 +454,13 @@ impl Engine {
     pub(super) fn unseen_since_dump(&self) -> bool {
         let game = self.game();
         self.dump_seq > game.basis(game.ply())
+    }
+
+    /// Whether a scanning board's scan after a reconnection shows more
+    /// than the record has caught up with.
+    pub(super) fn unseen_since_reconnection(&self) -> bool {
+        let game = self.game();
+        self.reconnected_seq > game.basis(game.ply())
     }
 
     /// Lets time pass to `t` with no event: a board state that has stood long
@@ -669,7 +692,7 @@ impl Engine {
                 // fewer moves may explain too: a move in progress.
                 // Moves that wait for the next scan are not displaced
                 // pieces either.
-                in_hand = (self.dumped
+                in_hand = ((self.dumped || self.unseen_since_reconnection())
                     && !self.sensed.identifies_all()
                     && self.hypotheses.state == SyncState::Searching)
                     || self.unconfirmed.is_some();

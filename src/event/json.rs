@@ -89,6 +89,7 @@ pub(super) enum Wire {
         side: Side,
     },
     Draw,
+    Reconnected,
     Claim {
         side: Side,
         /// `threefold` or `fifty`.
@@ -128,6 +129,7 @@ impl From<BoardEvent> for Wire {
             BoardEvent::Flag(c) => Wire::Flag { side: side(c) },
             BoardEvent::Resign(c) => Wire::Resign { side: side(c) },
             BoardEvent::Draw => Wire::Draw,
+            BoardEvent::Reconnected => Wire::Reconnected,
             BoardEvent::Claim(c, kind, mv) => Wire::Claim {
                 side: side(c),
                 claim: kind.as_str().to_owned(),
@@ -171,6 +173,7 @@ impl TryFrom<Wire> for BoardEvent {
             Wire::Flag { side } => BoardEvent::Flag(side.into()),
             Wire::Resign { side } => BoardEvent::Resign(side.into()),
             Wire::Draw => BoardEvent::Draw,
+            Wire::Reconnected => BoardEvent::Reconnected,
             Wire::Claim { side, claim, uci } => {
                 let kind = match claim.as_str() {
                     "threefold" => ClaimKind::Threefold,

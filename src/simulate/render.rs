@@ -151,6 +151,10 @@ fn cut(events: Vec<TimedEvent>, windows: &[Window], identify: bool) -> Vec<Timed
         if let Some(w) = next.next_if(|w| w.removed.start == i) {
             out.push(TimedEvent {
                 at: w.dump_at,
+                event: BoardEvent::Reconnected,
+            });
+            out.push(TimedEvent {
+                at: w.dump_at,
                 event: BoardEvent::Board(Box::new(Scan::from_board(w.shows.board(), identify))),
             });
             if let Some(clock) = &w.clock {
@@ -456,6 +460,14 @@ impl Scanner<'_> {
                 }
                 i += 1;
             }
+            let dump = self.windows.iter().find(|w| w.dump_at == s);
+            if dump.is_some() {
+                // The host saw the link come back.
+                out.push(TimedEvent {
+                    at: s,
+                    event: BoardEvent::Reconnected,
+                });
+            }
             if phys != last {
                 out.push(TimedEvent {
                     at: s,
@@ -463,7 +475,7 @@ impl Scanner<'_> {
                 });
                 last = phys.clone();
             }
-            if let Some(w) = self.windows.iter().find(|w| w.dump_at == s)
+            if let Some(w) = dump
                 && let Some(clock) = &w.clock
             {
                 out.push(TimedEvent {

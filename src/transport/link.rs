@@ -103,6 +103,9 @@ pub struct Link {
     /// Events held while the log is awaited, so that what the log gives
     /// back comes first.
     held: Vec<TimedEvent>,
+    /// The port was opened again: the board's next bytes are announced
+    /// as a reconnection.
+    announce: bool,
 }
 
 impl Link {
@@ -130,6 +133,7 @@ impl Link {
             last_at: 0,
             awaiting_log: None,
             held: Vec::new(),
+            announce: false,
         }
     }
 
@@ -161,7 +165,8 @@ impl Link {
 
     /// The port was (re)opened: forgets the partial message and the board
     /// model (the board may have changed while it was away) and returns the
-    /// start-up bytes to send.
+    /// start-up bytes to send. After a reconnection, what the board sends
+    /// next comes after a [`BoardEvent::Reconnected`].
     pub fn connected(&mut self) -> Vec<u8> {
         match &mut self.codec {
             Codec::Dgt(d) => {
@@ -187,6 +192,7 @@ impl Link {
         self.tries = 1;
         self.since_start = Duration::ZERO;
         self.connections += 1;
+        self.announce = self.connections > 1;
         self.startup()
     }
 
@@ -246,6 +252,7 @@ impl Link {
 
     /// Decodes bytes the board sent at `at`, appending to `out`.
     pub fn feed(&mut self, bytes: &[u8], at: Millis, out: &mut LinkOutput) {
+        let start = out.events.len();
         self.last_at = self.last_at.max(at);
         let mut decoded = std::mem::take(&mut self.decoded);
         decoded.clear();
@@ -258,6 +265,20 @@ impl Link {
             self.item(item, &decoded[i + 1..], at, out);
         }
         self.decoded = decoded;
+        if self.announce && out.events.len() > start {
+            // Before the first event after a reconnection (what the log
+            // gives back of the time away first, with its own date). A
+            // board that only scans has its next scan read like a dump.
+            self.announce = false;
+            let at = out.events[start].at;
+            out.events.insert(
+                start,
+                TimedEvent {
+                    at,
+                    event: BoardEvent::Reconnected,
+                },
+            );
+        }
     }
 
     fn item(&mut self, item: &Decoded, rest: &[Decoded], at: Millis, out: &mut LinkOutput) {
@@ -587,22 +608,24 @@ mod tests {
         let mut link = Link::new(Protocol::Dgt, LinkOptions::default());
         let out = reconnect_after_e5(&mut board, &mut link);
         assert_eq!(
-            &events(&out)[..2],
+            &events(&out)[..3],
             &[
+                BoardEvent::Reconnected,
                 BoardEvent::Lift(Square::E7),
                 BoardEvent::Place(Square::E5, Some(Color::Black.pawn()))
             ]
         );
         assert!(
-            matches!(&events(&out)[2..], [BoardEvent::Board(_)]),
+            matches!(&events(&out)[3..], [BoardEvent::Board(_)]),
             "{out:?}"
         );
         let times: Vec<Millis> = out.events.iter().map(|e| e.at).collect();
         assert!(
-            times[0] > 1300 && times[0] < times[1] && times[1] < 10_000,
+            times[1] > 1300 && times[1] < times[2] && times[2] < 10_000,
             "{times:?}"
         );
-        assert_eq!(times[2], 10_000);
+        assert_eq!(times[0], times[1], "announced when the log resumes");
+        assert_eq!(times[3], 10_000);
         assert_noted(&out, "2 square change(s) and 0 clock press(es)");
     }
 
@@ -632,15 +655,16 @@ mod tests {
         let out = converse(&mut board, &mut link, startup, 30_300);
         let got = events(&out);
         assert_eq!(
-            &got[..4],
+            &got[..5],
             &[
+                BoardEvent::Reconnected,
                 BoardEvent::Lift(Square::G1),
                 BoardEvent::Place(Square::F3, Some(Color::White.knight())),
                 BoardEvent::Lift(Square::B8),
                 BoardEvent::Place(Square::C6, Some(Color::Black.knight())),
             ]
         );
-        assert!(matches!(&got[4..], [BoardEvent::Board(_)]), "{got:?}");
+        assert!(matches!(&got[5..], [BoardEvent::Board(_)]), "{got:?}");
     }
 
     #[test]
@@ -652,7 +676,10 @@ mod tests {
         // A board that does not answer the log request: its dump is used.
         let out = feed(&mut link, &start_dump());
         assert!(
-            matches!(&events(&out)[..], [BoardEvent::Board(_)]),
+            matches!(
+                &events(&out)[..],
+                [BoardEvent::Reconnected, BoardEvent::Board(_)]
+            ),
             "{out:?}"
         );
         assert_noted(&out, "no EEPROM log came before");
@@ -663,7 +690,10 @@ mod tests {
         dgt::encode_field_update(Square::E2, dgt::PieceCode::Empty, &mut bytes);
         dgt::encode_frame(dgt::id::EE_MOVES, &[0x40, 0x34, 0x6B], &mut bytes);
         let out = feed(&mut link, &bytes);
-        assert_eq!(events(&out), vec![BoardEvent::Lift(Square::E2)]);
+        assert_eq!(
+            events(&out),
+            vec![BoardEvent::Reconnected, BoardEvent::Lift(Square::E2)]
+        );
         assert_noted(&out, "DGT EEPROM log not used");
     }
 
@@ -700,7 +730,10 @@ mod tests {
         link.connected();
         let out = feed(&mut link, &dump);
         assert!(
-            matches!(&events(&out)[..], [BoardEvent::Board(_)]),
+            matches!(
+                &events(&out)[..],
+                [BoardEvent::Reconnected, BoardEvent::Board(_)]
+            ),
             "{out:?}"
         );
     }
@@ -737,6 +770,39 @@ mod tests {
         millennium::HostParser::new(true).feed(&bytes, &mut cmds, &mut errors);
         assert_eq!(cmds, millennium::startup(ReportMode::OnChange));
         assert!(errors.is_empty());
+    }
+
+    /// Issue 10: a board that reports by scans has no dump of its own; the
+    /// host says when the link came back, before the first scan after it.
+    #[test]
+    fn millennium_scan_after_a_reconnection_is_announced() {
+        let mut link = Link::new(Protocol::Millennium, LinkOptions::default());
+        let start = Scan::from_board(&shakmaty::Board::default(), true);
+        let mut status = Vec::new();
+        millennium::encode_status(&start, true, &mut status).unwrap();
+        link.connected();
+        let out = feed(&mut link, &status);
+        assert!(
+            matches!(&events(&out)[..], [BoardEvent::Board(_)]),
+            "{out:?}"
+        );
+        link.connected();
+        let mut out = LinkOutput::default();
+        link.feed(&status, 9_000, &mut out);
+        assert_eq!(
+            out.events.first(),
+            Some(&TimedEvent {
+                at: 9_000,
+                event: BoardEvent::Reconnected
+            })
+        );
+        assert!(
+            matches!(&events(&out)[1..], [BoardEvent::Board(_)]),
+            "{out:?}"
+        );
+        // Only once.
+        let out = feed(&mut link, &status);
+        assert!(!events(&out).contains(&BoardEvent::Reconnected), "{out:?}");
     }
 
     proptest! {
