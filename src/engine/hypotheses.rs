@@ -146,9 +146,11 @@ impl Engine {
         };
         match found {
             // On occupancy a piece in the hand after fewer moves looks the
-            // same as a piece taken: wait for the board to tell.
+            // same as a piece taken: wait for the board to tell (unless
+            // the players ended the game: no piece is in the air).
             Resync::Unique(line)
                 if occupancy
+                    && !closing
                     && hand_may_explain(
                         &pos,
                         &self.sensed,

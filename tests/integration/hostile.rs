@@ -590,6 +590,22 @@ fn regression_10_a_blip_that_shows_a_queen_move_is_no_wrong_move() {
     assert_played(&game, &played, played.len());
 }
 
+/// Issue 10: the players ended the game (a resignation) while the scan
+/// after an outage waited for the next one, because a piece in the hand
+/// could explain it too (hostile, occupancy, no clock, games 238 and 296):
+/// the last moves were never read, with no alert. With the game over, the
+/// board stands as the players left it and the search's one line is
+/// recorded.
+#[test]
+fn regression_10_a_resignation_reads_the_scan_after_an_outage() {
+    for index in [238, 296] {
+        let Some((game, played)) = replayed(index, "hostile", OCCUPANCY_NO_CLOCK, index) else {
+            return;
+        };
+        assert_played(&game, &played, played.len());
+    }
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
