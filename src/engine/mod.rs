@@ -287,6 +287,15 @@ impl Engine {
                         self.unseen = self.sensed.occupied();
                         self.dump_seq = self.seq;
                     }
+                } else if !self.scanned && self.snapshots.only() {
+                    // A scanning board's first scan, showing what already
+                    // stands: its next scans are snapshots, not a dump.
+                    self.scanned = true;
+                    self.snapshots.push(self.seq, self.sensed.occupied());
+                    if self.sensed.identifies_all() {
+                        let pieces = Square::ALL.map(|sq| self.sensed.piece_at(sq));
+                        self.snapshots.push_pieces(self.seq, pieces);
+                    }
                 }
             }
             BoardEvent::Reconnected => self.reconnected = true,

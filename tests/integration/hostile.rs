@@ -606,6 +606,23 @@ fn regression_10_a_resignation_reads_the_scan_after_an_outage() {
     }
 }
 
+/// Issue 10: a scanning board's first scan showed the start position as it
+/// stood, so the next scan was the first to change the board and was read
+/// as a dump; when that scan caught a blip, nothing explained it and the
+/// game was lost at its first move (hostile, occupancy, no clock, games
+/// 153 and 157, with and without a clock: `displaced_pieces` at ply 0).
+#[test]
+fn regression_10_a_blip_in_the_first_scan_after_the_start_is_no_dump() {
+    for index in [153, 157] {
+        for variant in [OCCUPANCY_CLOCK, OCCUPANCY_NO_CLOCK] {
+            let Some((game, played)) = replayed(index, "hostile", variant, index) else {
+                return;
+            };
+            assert_played(&game, &played, played.len());
+        }
+    }
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
