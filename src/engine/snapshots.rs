@@ -154,6 +154,14 @@ impl Snapshots {
         self.list.last().copied()
     }
 
+    /// What the snapshot of event `seq` showed, if it is kept.
+    pub fn shown_at(&self, seq: u64) -> Option<Bitboard> {
+        self.list
+            .iter()
+            .find(|(at, _)| *at == seq)
+            .map(|&(_, shown)| shown)
+    }
+
     /// What the first snapshot after event `seq` showed, if one came.
     pub fn next_after(&self, seq: u64) -> Option<Bitboard> {
         self.list

@@ -21,10 +21,10 @@ use shakmaty::{Bitboard, Move, Position};
 
 use super::{
     Engine,
-    scanned::{SnapshotLines, is_legal_line},
+    scanned::{ScanReading, SnapshotLines, is_legal_line, read_scan},
     snapshots::Snapshots,
 };
-use crate::event::Millis;
+use crate::{event::Millis, sensed::SensedBoard};
 
 /// Moves a scanning board's snapshot showed that stand unless, at the
 /// next scan, only a blip on one of the squares it changed explains the
@@ -303,6 +303,34 @@ impl Engine {
             .is_some_and(|u| self.snapshots.next_after(u.seq).is_some())
     }
 
+    /// Of several squares a snapshot nothing explained filled for that
+    /// scan alone, the one without which moves from the record's position
+    /// explain it (d5 caught full in the scan that showed 11.d4 exd4,
+    /// where d4 was filled too and emptied again for 12.Qxd4): when only
+    /// one does, that one was the blip.
+    fn lone_blip(&self, seq: u64, odd: Bitboard) -> Bitboard {
+        let Some(shown) = self.snapshots.shown_at(seq) else {
+            return Bitboard::EMPTY;
+        };
+        let pos = self.game().position();
+        let mut explained = odd.into_iter().filter(|&sq| {
+            let mut sensed = SensedBoard::showing(pos.board());
+            let without = shown ^ Bitboard::from(sq);
+            for s in without ^ pos.board().occupied() {
+                if without.contains(s) {
+                    sensed.place(s, None, seq);
+                } else {
+                    sensed.lift(s, seq);
+                }
+            }
+            read_scan(pos, &sensed, false, true) != ScanReading::None
+        });
+        match (explained.next(), explained.next()) {
+            (Some(sq), None) => Bitboard::from(sq),
+            _ => Bitboard::EMPTY,
+        }
+    }
+
     /// Records moves a snapshot showed, when it showed them.
     fn confirm(&mut self, u: Unconfirmed) {
         if is_legal_line(self.game().position(), &u.moves) && !self.contradicts_candidates(&u.moves)
@@ -326,7 +354,10 @@ impl Engine {
         let Some(seq) = self.unexplained else {
             return;
         };
-        let odd = self.snapshots.odd_fills(seq);
+        let mut odd = self.snapshots.odd_fills(seq);
+        if odd.count() > 1 {
+            odd = self.lone_blip(seq, odd);
+        }
         if odd.count() == 1 {
             self.snapshots.forget_blips(seq, odd);
             self.unexplained = None;
