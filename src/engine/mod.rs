@@ -278,11 +278,7 @@ impl Engine {
                     self.dumped = !self.scanned || self.reconnected;
                     self.reconnected = false;
                     self.scanned = true;
-                    self.snapshots.push(self.seq, self.sensed.occupied());
-                    if self.sensed.identifies_all() {
-                        let pieces = Square::ALL.map(|sq| self.sensed.piece_at(sq));
-                        self.snapshots.push_pieces(self.seq, pieces);
-                    }
+                    self.push_snapshot();
                     if self.dumped {
                         self.unseen = self.sensed.occupied();
                         self.dump_seq = self.seq;
@@ -291,11 +287,7 @@ impl Engine {
                     // A scanning board's first scan, showing what already
                     // stands: its next scans are snapshots, not a dump.
                     self.scanned = true;
-                    self.snapshots.push(self.seq, self.sensed.occupied());
-                    if self.sensed.identifies_all() {
-                        let pieces = Square::ALL.map(|sq| self.sensed.piece_at(sq));
-                        self.snapshots.push_pieces(self.seq, pieces);
-                    }
+                    self.push_snapshot();
                 }
             }
             BoardEvent::Reconnected => self.reconnected = true,
@@ -463,6 +455,15 @@ impl Engine {
     pub(super) fn unseen_since_dump(&self) -> bool {
         let game = self.game();
         self.dump_seq > game.basis(game.ply())
+    }
+
+    /// Keeps what the board shows now as the snapshot of the last scan.
+    fn push_snapshot(&mut self) {
+        self.snapshots.push(self.seq, self.sensed.occupied());
+        if self.sensed.identifies_all() {
+            let pieces = Square::ALL.map(|sq| self.sensed.piece_at(sq));
+            self.snapshots.push_pieces(self.seq, pieces);
+        }
     }
 
     /// Whether a scanning board's scan after a reconnection shows more
