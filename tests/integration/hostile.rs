@@ -174,6 +174,14 @@ fn alert_kinds(game: &eboard::Game) -> Vec<&str> {
 
 /// Checks that `game` recorded at least `plies` moves, all of them the
 /// moves `played`.
+/// Replays corpus game `index` in `style` on `variant` and checks that
+/// every move of it was read, none that was not played.
+fn assert_read_to_end(index: usize, style: &str, variant: Variant) {
+    if let Some((game, played)) = replayed(index, style, variant, index) {
+        assert_played(&game, &played, played.len());
+    }
+}
+
 fn assert_played(game: &eboard::Game, played: &[String], plies: usize) {
     let got: Vec<String> = game.moves().iter().map(|m| m.san.to_string()).collect();
     assert!(got.len() >= plies, "only {} plies read", got.len());
@@ -255,10 +263,7 @@ fn regression_10_several_moves_by_the_squares_are_weighed_by_the_snapshots() {
 /// to its end.
 #[test]
 fn regression_10_candidates_are_followed_past_three_moves() {
-    let Some((game, played)) = replayed(94, "scan-1000", OCCUPANCY_CLOCK, 94) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(94, "scan-1000", OCCUPANCY_CLOCK);
 }
 
 /// Issue 10, a false alarm found on the whole sample: an occupancy board's
@@ -347,10 +352,7 @@ fn regression_10_a_square_one_scan_shows_empty_is_a_blip() {
 #[test]
 fn regression_10_a_blip_the_first_scan_caught_is_not_evidence() {
     for index in [0, 11] {
-        let Some((game, played)) = replayed(index, "hostile", OCCUPANCY_CLOCK, index) else {
-            return;
-        };
-        assert_played(&game, &played, played.len());
+        assert_read_to_end(index, "hostile", OCCUPANCY_CLOCK);
     }
 }
 
@@ -396,10 +398,7 @@ fn regression_10_a_square_filled_and_emptied_at_once_is_a_blip() {
 /// are now followed on.
 #[test]
 fn regression_10_scans_that_each_catch_the_next_hand_are_followed_on() {
-    let Some((game, played)) = replayed(117, "scan-1000", OCCUPANCY_NO_CLOCK, 117) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(117, "scan-1000", OCCUPANCY_NO_CLOCK);
 }
 
 /// Issue 10, a game lost on the whole sample: a board that identifies
@@ -411,10 +410,7 @@ fn regression_10_scans_that_each_catch_the_next_hand_are_followed_on() {
 /// next scan shows back, are now recorded (`moves_inferred`).
 #[test]
 fn regression_10_three_moves_one_identity_scan_shows_are_recorded() {
-    let Some((game, played)) = replayed(0, "hostile", IDENTITY_CLOCK, 0) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(0, "hostile", IDENTITY_CLOCK);
 }
 
 /// Issue 10, a stream the simulator called decidable and was not: a rough
@@ -425,10 +421,7 @@ fn regression_10_three_moves_one_identity_scan_shows_are_recorded() {
 /// starts nor ends between two plies one scan showed.
 #[test]
 fn regression_10_an_outage_starts_where_the_board_showed_a_position() {
-    let Some((game, played)) = replayed(20, "hostile", IDENTITY_CLOCK, 20) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(20, "hostile", IDENTITY_CLOCK);
 }
 
 /// Issue 10, a wrong move found on the whole sample: a board that
@@ -454,10 +447,7 @@ fn regression_10_a_line_a_scan_showed_exactly_is_weighed_against_a_hand() {
 /// dropped, and the moves are recorded.
 #[test]
 fn regression_10_a_candidate_that_cannot_have_gone_on_is_dropped() {
-    let Some((game, played)) = replayed(134, "scan-1000", IDENTITY_CLOCK, 134) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(134, "scan-1000", IDENTITY_CLOCK);
 }
 
 /// Issue 10, a game lost on the whole sample: a board that identifies
@@ -470,10 +460,7 @@ fn regression_10_a_candidate_that_cannot_have_gone_on_is_dropped() {
 /// from a position one of them showed exactly, is recorded.
 #[test]
 fn regression_10_a_long_line_the_next_scans_show_gone_on_is_recorded() {
-    let Some((game, played)) = replayed(340, "hostile", IDENTITY_CLOCK, 340) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(340, "hostile", IDENTITY_CLOCK);
 }
 
 /// Issue 10, a game lost on the whole sample: on a board that identifies
@@ -485,10 +472,7 @@ fn regression_10_a_long_line_the_next_scans_show_gone_on_is_recorded() {
 /// counts.
 #[test]
 fn regression_10_a_listing_the_board_has_left_behind_is_dropped() {
-    let Some((game, played)) = replayed(431, "hostile", IDENTITY_NO_CLOCK, 431) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(431, "hostile", IDENTITY_NO_CLOCK);
 }
 
 /// Issue 10, a stream the simulator called decidable and was not: on an
@@ -498,20 +482,14 @@ fn regression_10_a_listing_the_board_has_left_behind_is_dropped() {
 /// board now scans the capture being made (a7 empty for a moment).
 #[test]
 fn regression_10_a_capture_another_line_would_show_alike_is_scanned_being_made() {
-    let Some((game, played)) = replayed(66, "scan-1000", OCCUPANCY_CLOCK, 66) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(66, "scan-1000", OCCUPANCY_CLOCK);
 }
 
 /// Issue 10, the same when the capture ends a stretch of two plies one scan
 /// showed (12...Nxd3 13.Qxd3, then 13...Ng4 reads as 13.Qg4 Nxg4 too).
 #[test]
 fn regression_10_a_capture_ending_a_skipped_stretch_is_scanned_being_made() {
-    let Some((game, played)) = replayed(346, "scan-1000", OCCUPANCY_CLOCK, 346) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(346, "scan-1000", OCCUPANCY_CLOCK);
 }
 
 /// Issue 10: on an occupancy board that only scans, c6 caught empty for
@@ -539,10 +517,7 @@ fn regression_10_a_blip_beside_a_capture_being_made_is_read_as_a_blip() {
 #[test]
 fn regression_10_a_blip_that_shows_other_moves_is_not_scanned() {
     for (index, variant) in [(43, OCCUPANCY_CLOCK), (318, OCCUPANCY_NO_CLOCK)] {
-        let Some((game, played)) = replayed(index, "hostile", variant, index) else {
-            return;
-        };
-        assert_played(&game, &played, played.len());
+        assert_read_to_end(index, "hostile", variant);
     }
 }
 
@@ -556,10 +531,7 @@ fn regression_10_a_blip_that_shows_other_moves_is_not_scanned() {
 #[test]
 fn regression_10_a_blip_in_the_first_scan_after_a_press_is_no_illegal_move() {
     for (index, variant) in [(20, OCCUPANCY_CLOCK), (279, IDENTITY_CLOCK)] {
-        let Some((game, played)) = replayed(index, "hostile", variant, index) else {
-            return;
-        };
-        assert_played(&game, &played, played.len());
+        assert_read_to_end(index, "hostile", variant);
     }
 }
 
@@ -571,10 +543,7 @@ fn regression_10_a_blip_in_the_first_scan_after_a_press_is_no_illegal_move() {
 /// explained by one line of moves.
 #[test]
 fn regression_10_a_scanning_board_is_read_on_after_its_cable_was_out() {
-    let Some((game, played)) = replayed(355, "hostile", OCCUPANCY_CLOCK, 355) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(355, "hostile", OCCUPANCY_CLOCK);
 }
 
 /// Issue 10: 18.Qxe4 with b3 caught full (a blip) reads as 18.Qb3; two
@@ -584,10 +553,7 @@ fn regression_10_a_scanning_board_is_read_on_after_its_cable_was_out() {
 /// scan more, which shows 19.Nd5 made.
 #[test]
 fn regression_10_a_blip_that_shows_a_queen_move_is_no_wrong_move() {
-    let Some((game, played)) = replayed(414, "hostile", OCCUPANCY_CLOCK, 414) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(414, "hostile", OCCUPANCY_CLOCK);
 }
 
 /// Issue 10: the players ended the game (a resignation) while the scan
@@ -599,10 +565,7 @@ fn regression_10_a_blip_that_shows_a_queen_move_is_no_wrong_move() {
 #[test]
 fn regression_10_a_resignation_reads_the_scan_after_an_outage() {
     for index in [238, 296] {
-        let Some((game, played)) = replayed(index, "hostile", OCCUPANCY_NO_CLOCK, index) else {
-            return;
-        };
-        assert_played(&game, &played, played.len());
+        assert_read_to_end(index, "hostile", OCCUPANCY_NO_CLOCK);
     }
 }
 
@@ -615,10 +578,7 @@ fn regression_10_a_resignation_reads_the_scan_after_an_outage() {
 fn regression_10_a_blip_in_the_first_scan_after_the_start_is_no_dump() {
     for index in [153, 157] {
         for variant in [OCCUPANCY_CLOCK, OCCUPANCY_NO_CLOCK] {
-            let Some((game, played)) = replayed(index, "hostile", variant, index) else {
-                return;
-            };
-            assert_played(&game, &played, played.len());
+            assert_read_to_end(index, "hostile", variant);
         }
     }
 }
@@ -631,10 +591,7 @@ fn regression_10_a_blip_in_the_first_scan_after_the_start_is_no_dump() {
 /// is now read as the blip.
 #[test]
 fn regression_10_one_of_two_squares_filled_for_one_scan_is_the_blip() {
-    let Some((game, played)) = replayed(291, "hostile", OCCUPANCY_CLOCK, 291) else {
-        return;
-    };
-    assert_played(&game, &played, played.len());
+    assert_read_to_end(291, "hostile", OCCUPANCY_CLOCK);
 }
 
 mod simulator {
