@@ -39,6 +39,10 @@ pub(super) struct Hypotheses {
     pub(super) state: SyncState,
     /// Candidate continuations from the current game position.
     pub(super) lines: Vec<Vec<Move>>,
+    /// Whether the record could lag the board before the candidates were
+    /// first listed: a listing later found to be a blip read as moves
+    /// leaves the record as in step as it was.
+    pub(super) lagged: bool,
 }
 
 impl Hypotheses {
@@ -312,6 +316,7 @@ impl Engine {
                 .iter()
                 .all(|line| !may_reach(pos, line, &self.sensed, IDENTITY_SNAPSHOT_PLIES))
         {
+            self.behind = self.hypotheses.lagged;
             self.hypotheses.clear();
             return self.contradicts_candidates(moves);
         }
@@ -364,10 +369,16 @@ impl Engine {
         if self.hypotheses.state == SyncState::Ambiguous && self.hypotheses.lines == lines {
             return;
         }
+        let lagged = if self.hypotheses.state == SyncState::Ambiguous {
+            self.hypotheses.lagged
+        } else {
+            self.behind
+        };
         self.behind = true;
         self.hypotheses = Hypotheses {
             state: SyncState::Ambiguous,
             lines,
+            lagged,
         };
         let sans = self.candidates_san();
         let numbered: Vec<String> = sans
@@ -451,6 +462,7 @@ mod tests {
         let mut h = Hypotheses {
             state: SyncState::Ambiguous,
             lines: vec![vec![e4, e5, nf3], vec![d4, d5], vec![e4]],
+            lagged: false,
         };
         h.went_on(&[e4, e5]);
         assert_eq!(h.state, SyncState::Ambiguous);

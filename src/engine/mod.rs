@@ -781,6 +781,7 @@ impl Engine {
                 suspect,
             } => self.unconfirmed_read(certain, then, suspect, made_at, basis, scanned),
             Reading::Narrowed { certain, lines } => {
+                let lagged = self.hypotheses.lagged;
                 if !certain.is_empty() {
                     self.record_read(&certain, made_at, basis, scanned);
                 }
@@ -798,6 +799,7 @@ impl Engine {
                     Hypotheses {
                         state: SyncState::Ambiguous,
                         lines: rest,
+                        lagged,
                     }
                 };
             }
