@@ -145,11 +145,12 @@ impl Engine {
     }
 
     /// Whether the record may lag the board: moves an occupancy board's
-    /// dump showed are not all read yet, or candidates were listed. A state
-    /// no move explains is then more likely moves not yet read than an
-    /// illegal move.
+    /// dump showed are not all read yet, or candidates were listed (or one
+    /// waits to be). A state no move explains is then more likely moves
+    /// not yet read than an illegal move.
     fn may_lag(&self) -> bool {
         self.behind
+            || self.unlisted.is_some()
             || self.unseen_since_dump() && !self.sensed.identifies_all()
             || self.sync_state() == crate::resync::SyncState::Ambiguous
     }

@@ -180,7 +180,21 @@ impl Engine {
                         Bitboard::EMPTY,
                     )) =>
             {
-                self.ambiguous(vec![line], false);
+                // On a board that identifies pieces, a line the last scan
+                // alone showed is listed only if the board stands so: a
+                // blip one scan caught reads as a detour of several moves
+                // (a knight lifted from b1 for a moment as 4.Na3 Bxa3
+                // 5.Nf3 Bf8).
+                if !occupancy
+                    && !closing
+                    && !suspects.is_empty()
+                    && self.hypotheses.state != SyncState::Ambiguous
+                {
+                    self.hypotheses.state = SyncState::Searching;
+                    self.unlisted = Some(line);
+                } else {
+                    self.ambiguous(vec![line], false);
+                }
             }
             // On a board that identifies pieces, a long line one snapshot
             // shows waits for the next scan if a square it changed could be

@@ -137,6 +137,10 @@ pub struct Engine {
     unexplained: Option<u64>,
     /// The link to the board came back: its next scan is a dump.
     reconnected: bool,
+    /// A line too long to record that only the last scan showed: listed
+    /// for the arbiter if the board still stands so when pieces would be
+    /// taken for displaced (a blip the next scan clears is no candidate).
+    unlisted: Option<Vec<Move>>,
 }
 
 impl Default for Engine {
@@ -181,6 +185,7 @@ impl Engine {
             unconfirmed: None,
             unexplained: None,
             reconnected: false,
+            unlisted: None,
         }
     }
 
@@ -495,6 +500,11 @@ impl Engine {
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
         self.flush();
+        if let Some(line) = self.unlisted.take()
+            && !self.game().is_over()
+        {
+            self.ambiguous(vec![line], false);
+        }
         if self.undecided() {
             self.list_undecided();
         } else if self.hand_awaited
@@ -537,6 +547,7 @@ impl Engine {
     /// `closing`: the players are ending the game, so the board stands as
     /// they left it, with no piece in the air.
     fn evaluate_at(&mut self, closing: bool) {
+        self.unlisted = None;
         self.settle_unconfirmed();
         if self.undecided() {
             // Meanwhile the board is not read; when the players end the
@@ -842,6 +853,10 @@ impl Engine {
             Some(_) if self.sync_state() == SyncState::Ambiguous => return,
             Some(due) if t >= due => {}
             _ => return,
+        }
+        if let Some(line) = self.unlisted.take() {
+            self.ambiguous(vec![line], false);
+            return;
         }
         self.phase.told_displaced();
         let board = self.game().position().board();
