@@ -107,18 +107,19 @@ impl Engine {
         }
     }
 
-    /// Whether, on a board that only scans and does not name every piece
-    /// now (occupancy boards; an identifying board whose blip filled a
-    /// square with no piece named), one square of the last scan read as
-    /// the scan before it showed it (a blip that scan caught: 3.Bc4 c6
-    /// shown by the first scan after both presses, with the e8 king read
+    /// Whether, on a board that only scans, one square of the last scan
+    /// read as the scan before it showed it (a blip that scan caught: 3.Bc4
+    /// c6 shown by the first scan after both presses, with the e8 king read
     /// gone for a moment) leaves the record's position, moves from it, or
     /// a move in progress. The press is then judged at the next scan,
-    /// which shows whether the square was a blip.
+    /// which shows whether the square was a blip. On a board that
+    /// identifies pieces, only a square caught empty is weighed so, and
+    /// gets back the piece the scan before named.
     fn blip_may_explain(&self) -> bool {
-        if self.sensed.identifies_all() || !self.snapshots.only() {
+        if !self.snapshots.only() {
             return false;
         }
+        let identifies = self.sensed.identifies_all();
         let changed = self.snapshots.changed_last();
         // A first scan, or one that changed much: no single blip.
         if changed.count() > MAX_BLIP_CANDIDATES {
@@ -127,11 +128,16 @@ impl Engine {
         let pos = self.game().position();
         changed.into_iter().any(|sq| {
             let mut sensed = self.sensed.clone();
-            if sensed.occupied().contains(sq) {
-                sensed.lift(sq, self.seq);
-            } else {
-                sensed.place(sq, None, self.seq);
-            }
+            match (sensed.occupied().contains(sq), identifies) {
+                // A piece the board names is taken as put there.
+                (true, true) => return false,
+                (true, false) => sensed.lift(sq, self.seq),
+                (false, false) => sensed.place(sq, None, self.seq),
+                (false, true) => match self.snapshots.piece_before_last(sq) {
+                    Some(Some(piece)) => sensed.place(sq, Some(piece), self.seq),
+                    _ => return false,
+                },
+            };
             sensed.shows_position(pos) || read_scan(pos, &sensed, false, true) != ScanReading::None
         })
     }

@@ -124,6 +124,15 @@ impl Snapshots {
         found
     }
 
+    /// What the identifying snapshot before the last one showed on `sq`;
+    /// `None` if there is none.
+    pub fn piece_before_last(&self, sq: Square) -> Option<Option<Piece>> {
+        match self.pieces.as_slice() {
+            [.., (_, before), _] => Some(before[sq.to_usize()]),
+            _ => None,
+        }
+    }
+
     /// A square-by-square report came: the snapshots no longer show every
     /// state the board passed through.
     pub fn clear(&mut self) {
