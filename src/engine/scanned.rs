@@ -579,6 +579,21 @@ fn exact_lines(
     }
 }
 
+/// Every sequence of at most `plies` legal moves from `pos` (no more than
+/// [`MAX_HAND_PLIES`]) after which the sensors show a move in progress.
+pub(super) fn hand_explanations(pos: &Chess, sensed: &SensedBoard, plies: usize) -> Vec<Vec<Move>> {
+    let mut found = Vec::new();
+    hand_lines(
+        pos,
+        sensed,
+        plies.min(MAX_HAND_PLIES),
+        false,
+        &mut Vec::new(),
+        &mut found,
+    );
+    found
+}
+
 /// Appends to `found` every sequence of at most `plies` legal moves from
 /// `pos` after which the sensors show a move in progress; the empty
 /// sequence unless the player to move has `pressed` his clock.

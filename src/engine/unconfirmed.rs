@@ -21,7 +21,10 @@ use shakmaty::{Bitboard, Move, Position};
 
 use super::{
     Engine,
-    scanned::{ScanReading, SnapshotLines, is_legal_line, read_scan},
+    scanned::{
+        ScanReading, SnapshotLines, exact_explanations, hand_explanations, is_legal_line,
+        may_reach, read_scan,
+    },
     snapshots::Snapshots,
 };
 use crate::{event::Millis, sensed::SensedBoard};
@@ -140,7 +143,7 @@ impl Engine {
             return;
         };
         if u.strict {
-            if (u.suspect & (next ^ u.shown)).is_empty() {
+            if (u.suspect & (next ^ u.shown)).is_empty() || self.gone_on(&u) {
                 self.confirm(u);
             }
             return;
@@ -196,6 +199,25 @@ impl Engine {
             // Neither: the board is read as it is.
             (false, false) => {}
         }
+    }
+
+    /// On a board that identifies pieces, whether the board now shows the
+    /// moves that wait gone on (a move made after them, or one in
+    /// progress), and no line from the record that does not begin with
+    /// them explains it: the square the next scan changed again was the
+    /// next move's, not a blip (15.hxg4 shown, then the g4 pawn taken off
+    /// for 15...Qxg4).
+    fn gone_on(&self, u: &Unconfirmed) -> bool {
+        let pos = self.game().position();
+        if !may_reach(pos, &u.moves, &self.sensed, 1) {
+            return false;
+        }
+        let other = |line: &Vec<Move>| !line.starts_with(&u.moves);
+        let (exact, _) = exact_explanations(pos, &self.sensed, u.moves.len() + 1);
+        !exact.iter().any(other)
+            && !hand_explanations(pos, &self.sensed, u.moves.len())
+                .iter()
+                .any(other)
     }
 
     /// How the board is explained now with the moves that wait made, and
