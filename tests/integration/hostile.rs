@@ -172,8 +172,6 @@ fn alert_kinds(game: &eboard::Game) -> Vec<&str> {
     game.alerts.iter().map(|a| a.kind.as_str()).collect()
 }
 
-/// Checks that `game` recorded at least `plies` moves, all of them the
-/// moves `played`.
 /// Replays corpus game `index` in `style` on `variant` and checks that
 /// every move of it was read, none that was not played.
 fn assert_read_to_end(index: usize, style: &str, variant: Variant) {
@@ -182,6 +180,8 @@ fn assert_read_to_end(index: usize, style: &str, variant: Variant) {
     }
 }
 
+/// Checks that `game` recorded at least `plies` moves, all of them the
+/// moves `played`.
 fn assert_played(game: &eboard::Game, played: &[String], plies: usize) {
     let got: Vec<String> = game.moves().iter().map(|m| m.san.to_string()).collect();
     assert!(got.len() >= plies, "only {} plies read", got.len());
