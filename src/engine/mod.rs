@@ -557,6 +557,18 @@ impl Engine {
             }
             return;
         }
+        // The board shows the record's position again: a square the scans
+        // since showed full for one scan alone was a blip, even one too
+        // brief to be read on its own (the next scan came within the
+        // settle time).
+        if self.scanned
+            && self.unconfirmed.is_none()
+            && self.sensed.shows_position(self.game().position())
+        {
+            let game = self.game();
+            let (since, record) = (game.basis(game.ply()), game.position().board().occupied());
+            self.snapshots.forget_odd_fills(since, record);
+        }
         let made_at = self.settle.since();
         let basis = self.settle.basis();
         let plies = self.game().ply();

@@ -133,6 +133,29 @@ impl Snapshots {
         }
     }
 
+    /// Reads each snapshot after event `since` without the squares it
+    /// alone showed full, with the snapshots either side of it (before the
+    /// first one, the record's position, `record`) and the record's
+    /// position showing them empty: blips, once the board shows the
+    /// record's position again. A square shown empty for one scan is left
+    /// alone (a capture begun: the captured piece taken off).
+    pub fn forget_odd_fills(&mut self, since: u64, record: Bitboard) {
+        for j in 0..self.list.len() {
+            let (seq, shown) = self.list[j];
+            let Some(&(_, next)) = self.list.get(j + 1) else {
+                break;
+            };
+            if seq <= since {
+                continue;
+            }
+            let before = match j.checked_sub(1) {
+                Some(i) if self.list[i].0 > since => self.list[i].1,
+                _ => record,
+            };
+            self.list[j].1 = shown & !(shown & !before & !next & !record);
+        }
+    }
+
     /// A square-by-square report came: the snapshots no longer show every
     /// state the board passed through.
     pub fn clear(&mut self) {
