@@ -38,6 +38,9 @@ const MAX_BLIP_CANDIDATES: usize = 8;
 impl Engine {
     pub(super) fn press(&mut self, color: Color, t: Millis) {
         self.clock.last_press = Some(color);
+        if let Some(u) = self.unconfirmed.as_mut() {
+            u.presses += 1;
+        }
         let early = self.clock.early_press.take();
         let game = self.game();
         if game.is_over() {

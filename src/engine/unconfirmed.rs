@@ -51,6 +51,10 @@ pub(super) struct Unconfirmed {
     /// On a board that identifies pieces: any square shown back drops them
     /// (the board is read again as it is).
     strict: bool,
+    /// The clock presses since the snapshot: each completed a move
+    /// (Art. 6.2.1), so a story with fewer moves since the record's
+    /// position is no story.
+    pub(super) presses: usize,
 }
 
 /// The board read two ways, while moves wait: every line from the
@@ -71,6 +75,37 @@ struct Stories {
 }
 
 impl Stories {
+    /// Leaves out the lines with fewer moves than the clock was pressed
+    /// since the snapshot, if lines of the other story are left: a player
+    /// presses having made his move (Art. 6.2.1). 18.Qh5 shown with f3
+    /// empty and h5 full, then presses by White, Black and White, then a
+    /// scan of 19.Qg4 g6: that is three moves, not 18.Qg4 g6 with h5 a
+    /// blip.
+    fn pressed(&mut self, presses: usize) {
+        if presses == 0 {
+            return;
+        }
+        let keep = |lines: &[Vec<Move>]| -> Vec<Vec<Move>> {
+            lines
+                .iter()
+                .filter(|line| line.len() >= presses)
+                .cloned()
+                .collect()
+        };
+        let made = [keep(&self.made_exact), keep(&self.made_hand)];
+        let blip = [keep(&self.blip_exact), keep(&self.blip_hand)];
+        let any = |both: &[Vec<Vec<Move>>; 2]| both.iter().any(|l| !l.is_empty());
+        if any(&made) && !any(&blip) {
+            self.blip_exact.clear();
+            self.blip_hand.clear();
+            [self.made_exact, self.made_hand] = made;
+        } else if any(&blip) && !any(&made) {
+            self.made_exact.clear();
+            self.made_hand.clear();
+            [self.blip_exact, self.blip_hand] = blip;
+        }
+    }
+
     /// Whether only the blip story explains the board exactly.
     fn only_the_blip_exact(&self) -> bool {
         self.made_exact.is_empty() && !self.blip_exact.is_empty()
@@ -120,6 +155,7 @@ impl Engine {
                 made_at,
                 basis,
                 strict: self.sensed.identifies_all(),
+                presses: 0,
             });
         }
     }
@@ -260,7 +296,7 @@ impl Engine {
         .explanations();
         // Read without the square, the board may still show the same moves.
         let other = |line: &Vec<Move>| !line.starts_with(&u.moves);
-        Some(Stories {
+        let mut stories = Stories {
             made_exact: made_exact.into_iter().map(whole).collect(),
             made_hand: made_hand.into_iter().map(whole).collect(),
             blip_exact: blip_exact.into_iter().filter(other).collect(),
@@ -268,7 +304,9 @@ impl Engine {
             back,
             shown_back,
             repaired,
-        })
+        };
+        stories.pressed(u.presses);
+        Some(stories)
     }
 
     /// The players ended the game, or the input ended, while a patient
