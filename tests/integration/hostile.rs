@@ -180,6 +180,15 @@ fn assert_read_to_end(index: usize, style: &str, variant: Variant) {
     }
 }
 
+/// As [`assert_read_to_end`], and checks that no alert of `kind` was
+/// raised.
+fn assert_read_to_end_with_no(index: usize, style: &str, variant: Variant, kind: &str) {
+    if let Some((game, played)) = replayed(index, style, variant, index) {
+        assert_played(&game, &played, played.len());
+        assert!(!alert_kinds(&game).contains(&kind), "{kind} raised");
+    }
+}
+
 /// Checks that `game` recorded at least `plies` moves, all of them the
 /// moves `played`.
 fn assert_played(game: &eboard::Game, played: &[String], plies: usize) {
@@ -592,6 +601,62 @@ fn regression_10_a_blip_in_the_first_scan_after_the_start_is_no_dump() {
 #[test]
 fn regression_10_one_of_two_squares_filled_for_one_scan_is_the_blip() {
     assert_read_to_end(291, "hostile", OCCUPANCY_CLOCK);
+}
+
+/// Issue 10: on a board that identifies pieces, a knight caught gone from
+/// b1 for one scan while 4.Nf3 was shown listed 4.Na3 Bxa3 5.Nf3 Bf8
+/// (hostile, identity, no clock, game 238). The next scan, b1 back and
+/// 4...Bd6, dropped that listing as a blip, but the record stayed marked
+/// as behind the board, and 4.Nf3 Bd6 were listed instead of recorded:
+/// the game was lost at ply 6. Game 23 (identity, clock) lost ply 14 the
+/// same way.
+#[test]
+fn regression_10_a_listing_dropped_as_a_blip_leaves_the_record_in_step() {
+    for (index, variant) in [(238, IDENTITY_NO_CLOCK), (23, IDENTITY_CLOCK)] {
+        assert_read_to_end(index, "hostile", variant);
+    }
+}
+
+/// Issue 10: White played 14.Nf3 and pressed, and the next scan caught the
+/// e1 king gone (a blip); on a board that identifies pieces, the press was
+/// judged on that scan at once, as an illegal move (hostile, identity,
+/// clock, game 59). A square caught empty is now read back with the piece
+/// the scan before named, and the press waits for the next scan.
+#[test]
+fn regression_10_a_king_caught_gone_after_a_press_is_no_illegal_move() {
+    assert_read_to_end_with_no(59, "hostile", IDENTITY_CLOCK, "illegal_move");
+}
+
+/// Issue 10: one scan showed 14.Bg4 Bxg4 15.hxg4, and the next g4 empty
+/// again with the e6 queen lifted, 15...Qxg4 begun; on a board that
+/// identifies pieces, the change on g4 dropped the three moves, and
+/// White's press became an illegal move (hostile, identity, clock, game
+/// 144). Shown gone on, with no other line explaining the board, they
+/// stand.
+#[test]
+fn regression_10_moves_a_scan_showed_stand_when_the_next_capture_goes_on_from_them() {
+    assert_read_to_end_with_no(144, "hostile", IDENTITY_CLOCK, "illegal_move");
+}
+
+/// Issue 10: after 2...Bb7, one scan caught a6 full, the next, 0.15 s
+/// later, c6 full instead, and the next the position again; the c6 scan
+/// was never read on its own, so it stayed in the snapshots as evidence,
+/// and 3.Bd3 Nc6 fitted no line: `displaced_pieces` at ply 4 (hostile,
+/// occupancy, no clock, game 209). Once the position is back, such
+/// squares are read as blips.
+#[test]
+fn regression_10_blips_too_brief_to_be_read_are_forgotten_once_the_position_is_back() {
+    assert_read_to_end(209, "hostile", OCCUPANCY_NO_CLOCK);
+}
+
+/// Issue 10: a scan showed 11.Qh5+, then White, Black and White pressed
+/// before the next scan showed 11...g6 and the queen on g4; read with h5
+/// as a blip, that is 11.Qg4 g6, and with both stories standing the board
+/// was no longer read and White's press became an illegal move (hostile,
+/// occupancy, clock, game 243). Three presses are three moves.
+#[test]
+fn regression_10_presses_since_a_scan_count_the_moves_made_after_it() {
+    assert_read_to_end(243, "hostile", OCCUPANCY_CLOCK);
 }
 
 mod simulator {
