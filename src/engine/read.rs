@@ -310,10 +310,13 @@ fn read_occupancy_snapshot(
             match reading {
                 // A snapshot is trusted for two moves at most, as on boards
                 // that identify pieces: the moves before them must have
-                // shown in the snapshots before it.
+                // shown in the snapshots before it, as the moves were read
+                // from them (without a blip found there).
                 ScanReading::Moves(moves)
                     if moves.len() > SNAPSHOT_PLIES
-                        && snapshots.plies_shown_last(pos, &moves, since, settling)
+                        && lines
+                            .snapshots
+                            .plies_shown_last(pos, &moves, since, settling)
                             > SNAPSHOT_PLIES =>
                 {
                     Some(Reading::Ambiguous(vec![moves]))

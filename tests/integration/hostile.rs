@@ -659,6 +659,24 @@ fn regression_10_presses_since_a_scan_count_the_moves_made_after_it() {
     assert_read_to_end(243, "hostile", OCCUPANCY_CLOCK);
 }
 
+/// Issue 10: a scan caught the e8 king gone after 4.Bc4 c6 (both unseen),
+/// the next ones showed White castling; the snapshots read without the
+/// blip explain 4.Bc4 c6 5.O-O, but the moves were counted against the
+/// snapshots with the blip, where no scan showed 4.Bc4 c6, so three moves
+/// rested on the last scan alone and were listed, never recorded (hostile,
+/// occupancy, clock, game 104, lost at ply 6). The same change reads
+/// games 333 (clock) and 247 (no clock) to the end.
+#[test]
+fn regression_10_moves_read_past_a_blip_count_the_positions_shown_without_it() {
+    for (index, variant) in [
+        (104, OCCUPANCY_CLOCK),
+        (333, OCCUPANCY_CLOCK),
+        (247, OCCUPANCY_NO_CLOCK),
+    ] {
+        assert_read_to_end(index, "hostile", variant);
+    }
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
