@@ -77,10 +77,10 @@ struct Stories {
 impl Stories {
     /// Leaves out the lines with fewer moves than the clock was pressed
     /// since the snapshot, if lines of the other story are left: a player
-    /// presses having made his move (Art. 6.2.1). 18.Qh5 shown with f3
-    /// empty and h5 full, then presses by White, Black and White, then a
-    /// scan of 19.Qg4 g6: that is three moves, not 18.Qg4 g6 with h5 a
-    /// blip.
+    /// presses having made his move (Art. 6.2.1). 11.Qh5+ shown (f3 empty,
+    /// h5 full), then presses by White, Black and White, then a scan with
+    /// g6 made and the queen on g4: that is 11.Qh5+ g6 12.Qg4, three
+    /// moves, not 11.Qg4 g6 with h5 a blip.
     fn pressed(&mut self, presses: usize) {
         if presses == 0 {
             return;
