@@ -152,7 +152,8 @@ impl Snapshots {
                 Some(i) if self.list[i].0 > since => self.list[i].1,
                 _ => record,
             };
-            self.list[j].1 = shown & !(shown & !before & !next & !record);
+            // Kept: what a neighbour or the record's position shows full.
+            self.list[j].1 = shown & (before | next | record);
         }
     }
 
