@@ -99,6 +99,23 @@ pub fn move_then_in_progress(pos: &Chess, sensed: &SensedBoard) -> Option<Move> 
     found
 }
 
+/// Whether a snapshot may have caught the hand of the player to move at
+/// work: [`in_progress`], where a piece of his, off the board alone, is one
+/// a legal move moves. A player moves a piece that can move; one that
+/// cannot (a blocked pawn, a pinned knight) read lifted would keep a story
+/// alive that the moves the scans hid do not need.
+pub fn hand_in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
+    if !in_progress(pos, sensed) {
+        return false;
+    }
+    let own = pos.board().by_color(pos.turn()) & !sensed.occupied();
+    own.count() != 1
+        || pos
+            .legal_moves()
+            .iter()
+            .any(|m| m.from().is_some_and(|from| own.contains(from)))
+}
+
 /// Whether a legal move of the player to move captures the piece on the one
 /// square of `on` (en passant included), from one of the squares `lifted`
 /// when there are any.

@@ -11,7 +11,7 @@
 
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
-use super::progress::in_progress;
+use super::progress::{hand_in_progress, in_progress};
 use super::snapshots::Snapshots;
 use crate::{
     matcher::{admits_line, distinct},
@@ -605,7 +605,7 @@ fn hand_lines(
     path: &mut Vec<Move>,
     found: &mut Vec<Vec<Move>>,
 ) {
-    if !(path.is_empty() && pressed) && in_progress(pos, sensed) {
+    if !(path.is_empty() && pressed) && hand_in_progress(pos, sensed) {
         found.push(path.clone());
     }
     if plies == 0 {
