@@ -173,6 +173,7 @@ impl Engine {
                         line.len() > IDENTITY_SNAPSHOT_PLIES
                             && !self.goes_on_from_passed(&line)
                             && !self.goes_on_from_shown(&pos, &line)
+                            && !self.pinned_by_snapshots(&pos, &line)
                     } || !self.snapshots.allow(
                         &pos,
                         &line,
@@ -376,6 +377,20 @@ impl Engine {
         self.snapshots
             .shown_exactly(pos, line, since)
             .is_some_and(|k| line.len() - k <= IDENTITY_SNAPSHOT_PLIES)
+            && self.snapshots.allow_pieces(pos, line, since)
+    }
+
+    /// Whether `line` from `pos` passes, piece for piece, through every
+    /// scan since the record's position, and the scans pin its positions
+    /// (each shows one exactly, or with only the pieces of the next move
+    /// off their squares) so that no stretch of more than
+    /// [`IDENTITY_SNAPSHOT_PLIES`] moves rests on one scan alone, the last
+    /// one included.
+    fn pinned_by_snapshots(&self, pos: &Chess, line: &[Move]) -> bool {
+        let since = self.game().basis(self.game().ply());
+        self.snapshots
+            .trusted_plies(pos, line, since, Bitboard::EMPTY, IDENTITY_SNAPSHOT_PLIES)
+            == line.len()
             && self.snapshots.allow_pieces(pos, line, since)
     }
 
