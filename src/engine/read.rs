@@ -416,8 +416,9 @@ const MAX_CANDIDATES: usize = 16;
 /// explains, read against the candidates listed earlier (item 2 of the
 /// resynchronisation: the board is followed along every candidate until
 /// one is left). The moves every candidate still fitting begins with are
-/// certain, as far as the snapshots showed them (two moves at most from
-/// the last snapshot alone).
+/// certain, as far as the snapshots showed them: two moves at most from
+/// one snapshot alone, or three that a snapshot showed exactly and a later
+/// one showed gone on from (see [`Snapshots::followed_plies`]).
 fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>) -> Option<Reading> {
     let (exact, hand) = lines.candidates(moment.candidates, !moment.closing);
     if exact.is_empty() {
@@ -432,7 +433,7 @@ fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>) -> Option<Reading> {
     let mut certain = common_prefix(&all);
     // A line that ends in a hand shows no position of its own to weigh.
     for line in &exact {
-        certain.truncate(lines.snapshots.trusted_plies(
+        certain.truncate(lines.snapshots.followed_plies(
             lines.pos,
             line,
             lines.since,

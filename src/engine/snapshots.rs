@@ -344,17 +344,60 @@ impl Snapshots {
         settling: Bitboard,
         most: usize,
     ) -> usize {
+        self.trusted(pos, line, since, settling, most, false)
+    }
+
+    /// [`Snapshots::trusted_plies`], where one stretch may be a move longer
+    /// if a snapshot showed exactly the position it ends in and a later one
+    /// the line gone on from there, within `most` moves: the board stood as
+    /// the stretch leaves it, not as a hand in motion happened to, and went
+    /// on as the line does.
+    pub fn followed_plies(
+        &self,
+        pos: &Chess,
+        line: &[Move],
+        since: u64,
+        settling: Bitboard,
+        most: usize,
+    ) -> usize {
+        self.trusted(pos, line, since, settling, most, true)
+    }
+
+    fn trusted(
+        &self,
+        pos: &Chess,
+        line: &[Move],
+        since: u64,
+        settling: Bitboard,
+        most: usize,
+        followed: bool,
+    ) -> usize {
         let Some(pinned) = self.pinned(pos, line, since, settling) else {
             return 0;
         };
-        let mut pinned: Vec<usize> = pinned.into_iter().flatten().collect();
-        pinned.sort_unstable();
+        let shown = self.after(since);
+        let states = states(pos, line, settling);
+        // Each position pinned, and whether a snapshot showed it exactly.
+        let mut pins: Vec<(usize, bool)> = Vec::new();
+        for (j, p) in pinned.into_iter().enumerate() {
+            let Some(p) = p else { continue };
+            let exact = shown[j] == states[p].0;
+            match pins.iter_mut().find(|(q, _)| *q == p) {
+                Some(pin) => pin.1 |= exact,
+                None => pins.push((p, exact)),
+            }
+        }
+        pins.sort_unstable();
         let mut trusted = 0;
-        for p in pinned {
-            if p - trusted > most {
+        for (i, &(p, exact)) in pins.iter().enumerate() {
+            let longer = followed
+                && exact
+                && p - trusted == most + 1
+                && pins.get(i + 1).is_some_and(|&(next, _)| next - p <= most);
+            if p - trusted > most && !longer {
                 break;
             }
-            trusted = trusted.max(p);
+            trusted = p;
         }
         trusted
     }
@@ -712,6 +755,36 @@ mod tests {
         s3.push(1, occupancy(&pos, "e4 e5 Nf3"));
         s3.push(2, occupancy(&pos, "e4 e5 Nf3 Nc6 Bb5"));
         assert_eq!(s3.trusted_plies(&pos, &moves, 0, Bitboard::EMPTY, 2), 0);
+    }
+
+    #[test]
+    fn three_moves_one_snapshot_showed_exactly_are_trusted_once_the_next_goes_on() {
+        let pos = Chess::default();
+        let moves = line(&pos, "e4 e5 Nf3 Nc6 Bb5");
+        // 1.e4 e5 2.Nf3 shown exactly by one snapshot, 2...Nc6 by the next.
+        let mut s = Snapshots::default();
+        s.push(1, occupancy(&pos, "e4 e5 Nf3"));
+        s.push(2, occupancy(&pos, "e4 e5 Nf3 Nc6"));
+        assert_eq!(s.trusted_plies(&pos, &moves, 0, Bitboard::EMPTY, 2), 0);
+        assert_eq!(s.followed_plies(&pos, &moves, 0, Bitboard::EMPTY, 2), 4);
+        // Nothing after the three moves yet: they wait.
+        let mut alone = Snapshots::default();
+        alone.push(1, occupancy(&pos, "e4 e5 Nf3"));
+        assert_eq!(alone.followed_plies(&pos, &moves, 0, Bitboard::EMPTY, 2), 0);
+        // Shown only with the next move begun (the g8 knight lifted), not
+        // as the three moves leave the board: a hand in motion.
+        let mut lifted = Snapshots::default();
+        lifted.push(1, occupancy(&pos, "e4 e5 Nf3").without(Square::B8));
+        lifted.push(2, occupancy(&pos, "e4 e5 Nf3 Nc6"));
+        assert_eq!(
+            lifted.followed_plies(&pos, &moves, 0, Bitboard::EMPTY, 2),
+            0
+        );
+        // Four moves on one snapshot are too many, followed or not.
+        let mut four = Snapshots::default();
+        four.push(1, occupancy(&pos, "e4 e5 Nf3 Nc6"));
+        four.push(2, occupancy(&pos, "e4 e5 Nf3 Nc6 Bb5"));
+        assert_eq!(four.followed_plies(&pos, &moves, 0, Bitboard::EMPTY, 2), 0);
     }
 
     #[test]
