@@ -115,6 +115,10 @@ pub struct Engine {
     /// every move recorded from it was made while nobody was listening,
     /// and is inferred from the squares alone.
     reading_dump: bool,
+    /// Moves were recorded from lines a hand was read among, and the scan
+    /// showed more than the snapshots trust: it is read again from the
+    /// new record.
+    read_again: bool,
     /// The last reading was a move in progress: if the players end the
     /// game now, the state is read again as where they left the pieces.
     hand_awaited: bool,
@@ -177,6 +181,7 @@ impl Engine {
             unseen: shakmaty::Bitboard::EMPTY,
             snapshots: snapshots::Snapshots::default(),
             reading_dump: false,
+            read_again: false,
             hand_awaited: false,
             held: None,
             passed: None,
@@ -667,7 +672,15 @@ impl Engine {
         // after reconnections: its first scan is a snapshot.
         self.reading_dump =
             scanned == Scanned::Dump && !self.snapshots.only() && !self.sensed.identifies_all();
+        self.read_again = false;
         self.apply(reading, made_at, basis, scanned != Scanned::No);
+        if std::mem::take(&mut self.read_again)
+            && self.game().ply() > plies
+            && !self.game().is_over()
+            && !self.sensed.shows_position(self.game().position())
+        {
+            return self.evaluate_at(closing);
+        }
         if moves
             && matches!(scanned, Scanned::Dump | Scanned::AfterDump)
             && self.games.len() == games
@@ -803,6 +816,17 @@ impl Engine {
                 then,
                 suspect,
             } => self.unconfirmed_read(certain, then, suspect, made_at, basis, scanned),
+            // Lines a hand was read among, nothing listed: the moves they
+            // begin with are read as any, and the scan is read again from
+            // them if it showed more than the snapshots trust.
+            Reading::Narrowed { certain, lines }
+                if self.hypotheses.state != SyncState::Ambiguous =>
+            {
+                if !certain.is_empty() && !self.contradicts_candidates(&certain) {
+                    self.record_read(&certain, made_at, basis, scanned);
+                    self.read_again = lines.iter().any(|line| line.len() > certain.len());
+                }
+            }
             Reading::Narrowed { certain, lines } => {
                 let lagged = self.hypotheses.lagged;
                 if !certain.is_empty() {

@@ -288,7 +288,8 @@ fn read_occupancy_snapshot(
             // hand on the g8 knight, then 3...Nf6 with White's on the f1
             // bishop, then 4.Bg2: four moves on, more than one scan is
             // read ahead. One line left is read as far as the snapshots
-            // showed it; with several, the board waits.
+            // trust it, and the scan is read again from there; with
+            // several, the board waits.
             if reading == ScanReading::None
                 && moment.candidates.is_empty()
                 && !moment.held.is_empty()
@@ -305,7 +306,10 @@ fn read_occupancy_snapshot(
                 && left.len() == 1
                 && !certain.is_empty()
             {
-                return Some(Reading::Moves(certain));
+                return Some(Reading::Narrowed {
+                    certain,
+                    lines: left,
+                });
             }
             match reading {
                 // A snapshot is trusted for two moves at most, as on boards
