@@ -677,6 +677,71 @@ fn regression_10_moves_read_past_a_blip_count_the_positions_shown_without_it() {
     }
 }
 
+/// Issue 10: a scan after 28.Qg5+ Kc4 showed g5 empty, the next c6 empty
+/// and c5 full: 29.Qxh5 c5, or 29.Qc5+ with Black's c6 pawn in the hand,
+/// though after 29.Qc5+ that pawn has no legal move. The second story kept
+/// the board waiting until the moves were out of reach: `displaced_pieces`
+/// at ply 56 (scan-1000, occupancy, no clock, game 87; hostile,
+/// occupancy, clock, game 257 the same way). A piece no legal move moves
+/// is no move in progress.
+#[test]
+fn regression_10_a_piece_no_legal_move_moves_is_not_held_for_a_move() {
+    for (index, style, variant) in [
+        (87, "scan-1000", OCCUPANCY_NO_CLOCK),
+        (257, "hostile", OCCUPANCY_CLOCK),
+    ] {
+        assert_read_to_end(index, style, variant);
+    }
+}
+
+/// Issue 10: on a board that identifies pieces, the scans showed 25.f4
+/// exf4 26.Bxf4 Be5 one position after another, each with the next move's
+/// pieces already lifted, none exactly; the line was listed, then lost
+/// when 27.Bg3 made a shorter line fit too (scan-1000, identity, no clock,
+/// game 122, lost at ply 49).
+#[test]
+fn regression_10_a_line_each_scan_shows_begun_is_recorded() {
+    assert_read_to_end(122, "scan-1000", IDENTITY_NO_CLOCK);
+}
+
+/// Issue 10: three moves one scan showed were listed and the board then
+/// followed that one candidate to the end of the game, nothing recorded
+/// (hostile, occupancy, clock, games 214 and 281; no clock, 274 and 332;
+/// scan-1000, occupancy, no clock, game 41). Shown exactly, then gone on
+/// from, they stand.
+#[test]
+fn regression_10_three_moves_one_scan_showed_stand_once_the_board_goes_on() {
+    for (index, style, variant) in [
+        (281, "hostile", OCCUPANCY_CLOCK),
+        (214, "hostile", OCCUPANCY_CLOCK),
+        (274, "hostile", OCCUPANCY_NO_CLOCK),
+        (332, "hostile", OCCUPANCY_NO_CLOCK),
+        (41, "scan-1000", OCCUPANCY_NO_CLOCK),
+    ] {
+        assert_read_to_end(index, style, variant);
+    }
+}
+
+/// Issue 10: scans read as hands at work were resolved by a later one that
+/// left a single line, 27...Rxe1+ 28.Qxe1 Re8 29.Qd1 Qd8; the two
+/// moves the scans trusted were recorded and the rest was dropped, so the
+/// board stood four moves past the record: `displaced_pieces` at ply 55
+/// (scan-1000, occupancy, no clock, game 265). The scan is now read again
+/// from the moves recorded. Hostile occupancy games 147 and 371 (clock),
+/// 11 and 371 (no clock) were lost the same way.
+#[test]
+fn regression_10_a_scan_read_past_a_hand_is_read_again_from_the_moves_recorded() {
+    for (index, style, variant) in [
+        (265, "scan-1000", OCCUPANCY_NO_CLOCK),
+        (147, "hostile", OCCUPANCY_CLOCK),
+        (371, "hostile", OCCUPANCY_CLOCK),
+        (11, "hostile", OCCUPANCY_NO_CLOCK),
+        (371, "hostile", OCCUPANCY_NO_CLOCK),
+    ] {
+        assert_read_to_end(index, style, variant);
+    }
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
