@@ -10,6 +10,7 @@ use shakmaty::{Bitboard, Chess, Move, Position, Square, san::SanPlus};
 use super::{
     Engine,
     scanned::{hand_may_explain, may_reach},
+    snapshots::Snapshots,
 };
 use crate::{
     alert::AlertKind,
@@ -179,7 +180,13 @@ impl Engine {
                         &line,
                         game.basis(game.ply()),
                         Bitboard::EMPTY,
-                    )) =>
+                    ) && (occupancy
+                        // On a board that identifies pieces, a piece one
+                        // scan alone showed gone was a blip.
+                        || !self
+                            .snapshots
+                            .without_pieces_caught_gone(game.basis(game.ply()))
+                            .allow(&pos, &line, game.basis(game.ply()), Bitboard::EMPTY))) =>
             {
                 // On a board that identifies pieces, a line the last scan
                 // alone showed is listed only if the board stands so: a
@@ -385,13 +392,17 @@ impl Engine {
     /// (each shows one exactly, or with only the pieces of the next move
     /// off their squares) so that no stretch of more than
     /// [`IDENTITY_SNAPSHOT_PLIES`] moves rests on one scan alone, the last
-    /// one included.
+    /// one included; or does so once the pieces one scan alone showed gone
+    /// are put back (a blip: the e7 bishop caught gone while 20.Bxd2 Nxd2
+    /// was scanned).
     fn pinned_by_snapshots(&self, pos: &Chess, line: &[Move]) -> bool {
         let since = self.game().basis(self.game().ply());
-        self.snapshots
-            .trusted_plies(pos, line, since, Bitboard::EMPTY, IDENTITY_SNAPSHOT_PLIES)
-            == line.len()
-            && self.snapshots.allow_pieces(pos, line, since)
+        let pinned = |snapshots: &Snapshots| {
+            snapshots.trusted_plies(pos, line, since, Bitboard::EMPTY, IDENTITY_SNAPSHOT_PLIES)
+                == line.len()
+                && snapshots.allow_pieces(pos, line, since)
+        };
+        pinned(&self.snapshots) || pinned(&self.snapshots.without_pieces_caught_gone(since))
     }
 
     pub(super) fn ambiguous(&mut self, lines: Vec<Vec<Move>>, more: bool) {

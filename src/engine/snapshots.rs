@@ -71,6 +71,32 @@ impl Snapshots {
         )
     }
 
+    /// These snapshots with the pieces one identifying snapshot after event
+    /// `since` alone showed gone put back: a square that snapshot shows
+    /// empty where the snapshots either side of it show the same piece (a
+    /// sensor blip one scan caught). The last snapshot keeps what it shows:
+    /// no scan after it says yet whether it was a blip.
+    pub fn without_pieces_caught_gone(&self, since: u64) -> Snapshots {
+        let mut repaired = self.clone();
+        for j in 1..self.pieces.len().saturating_sub(1) {
+            let (seq, shown) = &self.pieces[j];
+            if *seq <= since {
+                continue;
+            }
+            let (before, after) = (&self.pieces[j - 1].1, &self.pieces[j + 1].1);
+            for sq in Square::ALL {
+                let i = sq.to_usize();
+                if shown[i].is_none() && before[i].is_some() && before[i] == after[i] {
+                    repaired.pieces[j].1[i] = before[i];
+                    if let Some(entry) = repaired.list.iter_mut().find(|(s, _)| s == seq) {
+                        entry.1.add(sq);
+                    }
+                }
+            }
+        }
+        repaired
+    }
+
     /// Those of `lines`, played from `pos` (shown by event `since`), that
     /// pass as in [`Snapshots::allow_pieces`] through every identifying
     /// snapshot after `since` that at least one of them can show: a
@@ -642,6 +668,28 @@ mod tests {
         assert!(!snapshots.allow_pieces(&start, &line(&start, "e4 Nc6 Nf3 e5"), 0));
         // Snapshots before the record's position are not evidence.
         assert!(snapshots.allow_pieces(&start, &line(&start, "e4 Nc6 Nf3 e5"), 2));
+    }
+
+    #[test]
+    fn a_piece_one_scan_alone_showed_gone_is_put_back() {
+        let start = Chess::default();
+        let moves = line(&start, "e4 e5 Nf3 Nc6");
+        let mut snapshots = Snapshots::default();
+        snapshots.push_pieces(1, pieces(&start, "e4 e5", &[Square::G1]));
+        // The h2 pawn read gone for one scan, there before and after.
+        snapshots.push_pieces(2, pieces(&start, "e4 e5", &[Square::G1, Square::H2]));
+        snapshots.push_pieces(3, pieces(&start, "e4 e5 Nf3 Nc6", &[]));
+        assert!(!snapshots.allow_pieces(&start, &moves, 0));
+        let repaired = snapshots.without_pieces_caught_gone(0);
+        assert!(repaired.allow_pieces(&start, &moves, 0));
+        // The g1 knight, gone in the second scan and still gone (on f3) in
+        // the third, is not put back; nor is anything in the last scan.
+        assert_eq!(repaired.pieces[1].1[Square::G1.to_usize()], None);
+        let mut last = Snapshots::default();
+        last.push_pieces(1, pieces(&start, "e4 e5", &[]));
+        last.push_pieces(2, pieces(&start, "e4 e5", &[Square::H2]));
+        let kept = last.without_pieces_caught_gone(0);
+        assert_eq!(kept.pieces[1].1[Square::H2.to_usize()], None);
     }
 
     #[test]
