@@ -742,6 +742,17 @@ fn regression_10_a_scan_read_past_a_hand_is_read_again_from_the_moves_recorded()
     }
 }
 
+/// Issue 10: on a board that identifies pieces, one scan showed 20.Bxd2
+/// Nxd2 with the e7 bishop caught gone (a blip); no line passed through
+/// that scan, so the candidate 20.Bxd2 Nxd2 21.Qxd2, then the same with
+/// each next move, stayed listed and the board was lost after 38 plies
+/// (hostile, identity, clock, game 386). A piece one scan alone showed
+/// gone is read back there.
+#[test]
+fn regression_10_a_piece_one_scan_caught_gone_does_not_keep_a_line_listed() {
+    assert_read_to_end(386, "hostile", IDENTITY_CLOCK);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
