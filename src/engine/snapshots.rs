@@ -352,7 +352,13 @@ impl Snapshots {
             return line.len();
         };
         let before_last = pinned.len().saturating_sub(1);
-        line.len() - pinned[..before_last].iter().flatten().max().unwrap_or(&0)
+        line.len()
+            - pinned[..before_last]
+                .iter()
+                .flatten()
+                .map(|&(p, _)| p)
+                .max()
+                .unwrap_or(0)
     }
 
     /// How many of `line`'s first moves, played from `pos` (shown by event
@@ -401,13 +407,9 @@ impl Snapshots {
         let Some(pinned) = self.pinned(pos, line, since, settling) else {
             return 0;
         };
-        let shown = self.after(since);
-        let states = states(pos, line, settling);
         // Each position pinned, and whether a snapshot showed it exactly.
         let mut pins: Vec<(usize, bool)> = Vec::new();
-        for (j, p) in pinned.into_iter().enumerate() {
-            let Some(p) = p else { continue };
-            let exact = shown[j] == states[p].0;
+        for (p, exact) in pinned.into_iter().flatten() {
             match pins.iter_mut().find(|(q, _)| *q == p) {
                 Some(pin) => pin.1 |= exact,
                 None => pins.push((p, exact)),
@@ -430,16 +432,16 @@ impl Snapshots {
 
     /// For each snapshot after event `since`, the latest position of
     /// `line` (played from `pos`) it can be in the order, when it shows
-    /// that position exactly or with pieces of the next move only lifted;
-    /// `None` for a snapshot that pins nothing. `None` when the line does
-    /// not pass through the snapshots.
+    /// that position exactly or with pieces of the next move only lifted,
+    /// and whether exactly; `None` for a snapshot that pins nothing. `None`
+    /// when the line does not pass through the snapshots.
     fn pinned(
         &self,
         pos: &Chess,
         line: &[Move],
         since: u64,
         settling: Bitboard,
-    ) -> Option<Vec<Option<usize>>> {
+    ) -> Option<Vec<Option<(usize, bool)>>> {
         let shown = self.after(since);
         let states = states(pos, line, settling);
         let earliest = earliest(&states, &shown)?;
@@ -452,6 +454,7 @@ impl Snapshots {
                     (earliest[j]..=latest[j])
                         .rev()
                         .find(|&i| lifting(states[i], shown[j]))
+                        .map(|i| (i, shown[j] == states[i].0))
                 })
                 .collect(),
         )
