@@ -14,7 +14,7 @@ use super::{
     hypotheses::SNAPSHOT_PLIES,
     phase::Phase,
     scanned::{Hands, ScanReading, SnapshotLines, confirm, passed_over, read_scan},
-    snapshots::Snapshots,
+    snapshots::{OddSquares, Snapshots},
 };
 use crate::{
     event::Millis,
@@ -245,7 +245,8 @@ fn read_occupancy_snapshot(
             // record's position. Squares where such a capture fits keep
             // what the scan showed, and the others are tried again: c6
             // caught empty while 5...cxd4 6.Nxd4 is scanned with d4 empty
-            // between is a blip, d4 is not.
+            // between is a blip, d4 is not. The capture must fit the scan
+            // that caught the square empty (see `capturable`).
             let repaired;
             let mut squares = Bitboard::FULL;
             while reading == ScanReading::None
@@ -267,9 +268,10 @@ fn read_occupancy_snapshot(
                 if second == ScanReading::None {
                     break;
                 }
+                let whole = !matches!(second, ScanReading::Hand);
                 let captured = lines_read
                     .iter()
-                    .map(|line| capturable(pos, line, odd.empties, odd.stayed))
+                    .map(|line| capturable(pos, line, &odd, whole))
                     .fold(Bitboard::EMPTY, |all, on| all | on);
                 if captured.is_empty() {
                     repaired = odd.repaired;
@@ -356,15 +358,29 @@ fn read_occupancy_snapshot(
     }
 }
 
-/// The squares of `squares` where, in a position `line` passes through
-/// from `pos` (its last included), the player to move can capture with a
-/// piece not on `stayed` (squares no piece has left since: a capture the
-/// board showed being made there would have emptied one).
-fn capturable(pos: &Chess, line: &[Move], squares: Bitboard, stayed: Bitboard) -> Bitboard {
+/// The squares one snapshot alone showed empty (`odd`) where a capture may
+/// have been under way: in a position `line` passes through from `pos`
+/// (its last included), the player to move can capture there with a piece
+/// that has left its square since (not on `odd.stayed`: a capture the
+/// board showed being made would have emptied one). When `line` is all
+/// the board went through (`whole`; not the moves before a hand), the
+/// capture must also fit the snapshot that caught the square empty: the
+/// rest of the board as in that position, the capturing piece at most
+/// lifted. A pawn caught gone while nothing else had moved is no capture
+/// by a knight that came within reach only two moves later.
+fn capturable(pos: &Chess, line: &[Move], odd: &OddSquares, whole: bool) -> Bitboard {
     let mut found = Bitboard::EMPTY;
     let mut look = |pos: &Chess| {
+        let occupied = pos.board().occupied();
         for c in pos.capture_moves() {
-            if squares.contains(c.to()) && c.from().is_none_or(|from| !stayed.contains(from)) {
+            let from = c.from().map_or(Bitboard::EMPTY, Bitboard::from_square);
+            let under_way = |&(empty, shown): &(Bitboard, Bitboard)| {
+                empty.contains(c.to()) && ((shown ^ occupied) & !from).is_empty()
+            };
+            if odd.empties.contains(c.to())
+                && (from & odd.stayed).is_empty()
+                && (!whole || odd.caught.iter().any(under_way))
+            {
                 found.add(c.to());
             }
         }

@@ -22,6 +22,9 @@ pub struct OddSquares {
     /// Squares every snapshot from the first odd one's next to the last
     /// showed full: no piece left them meanwhile.
     pub stayed: Bitboard,
+    /// Each snapshot that showed squares empty alone: those squares, and
+    /// the occupancy it shows with them refilled.
+    pub caught: Vec<(Bitboard, Bitboard)>,
     /// The snapshots with the odd squares read as their neighbours show
     /// them.
     pub repaired: Snapshots,
@@ -283,6 +286,7 @@ impl Snapshots {
         let mut repaired = self.clone();
         let (mut empties, mut fills) = (Bitboard::EMPTY, Bitboard::EMPTY);
         let mut stayed = Bitboard::FULL;
+        let mut caught = Vec::new();
         for (j, &(seq, shown)) in self.list.iter().enumerate() {
             let before = match j.checked_sub(1) {
                 Some(i) if self.list[i].0 > since => self.list[i].1,
@@ -305,6 +309,9 @@ impl Snapshots {
                 Bitboard::EMPTY
             };
             repaired.list[j].1 = (shown | empty) & !fill;
+            if empty.any() {
+                caught.push((empty, (shown | empty) & !fill));
+            }
             empties |= empty;
             fills |= fill;
         }
@@ -315,6 +322,7 @@ impl Snapshots {
             empties,
             fills,
             stayed,
+            caught,
             repaired,
         })
     }
@@ -908,6 +916,15 @@ mod tests {
                 .list
                 .iter()
                 .all(|&(_, shown)| shown.contains(C7))
+        );
+        // Each scan that caught squares empty, with what it shows once
+        // they are refilled.
+        assert_eq!(
+            odd.caught,
+            vec![
+                (Bitboard::from(C7), record),
+                (Bitboard::from(D2), record.without(G1)),
+            ]
         );
         // Only the squares asked for are read as blips.
         let odd = s

@@ -753,6 +753,20 @@ fn regression_10_a_piece_one_scan_caught_gone_does_not_keep_a_line_listed() {
     assert_read_to_end(386, "hostile", IDENTITY_CLOCK);
 }
 
+/// Issue 10: on a board that only senses occupancy, a square one scan
+/// alone showed empty was kept as a possible capture whenever a piece came
+/// within reach of it later on the line, though nothing could capture
+/// there while the board stood as that scan showed it (hostile, occupancy,
+/// clock, game 136: e6 caught empty after 14...a5, the knight reaching g5
+/// only with 15.Ng5; displaced pieces and a false illegal move, 67 plies
+/// lost; game 226 without a clock lost its last 29). The capture must fit
+/// the scan that caught the square empty.
+#[test]
+fn regression_10_a_square_caught_empty_where_no_capture_fits_that_scan_is_a_blip() {
+    assert_read_to_end(136, "hostile", OCCUPANCY_CLOCK);
+    assert_read_to_end(226, "hostile", OCCUPANCY_NO_CLOCK);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
