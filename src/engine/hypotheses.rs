@@ -9,7 +9,7 @@ use shakmaty::{Bitboard, Chess, Move, Position, Square, san::SanPlus};
 
 use super::{
     Engine,
-    scanned::{hand_may_explain, may_reach},
+    scanned::{hand_along, hand_may_explain, may_reach},
     snapshots::Snapshots,
 };
 use crate::{
@@ -156,12 +156,12 @@ impl Engine {
             Resync::Unique(line)
                 if occupancy
                     && !closing
-                    && hand_may_explain(
+                    && (hand_may_explain(
                         &pos,
                         &self.sensed,
                         line.len().saturating_sub(1),
                         pressed,
-                    ) =>
+                    ) || hand_along(&pos, &line, &self.sensed)) =>
             {
                 self.hypotheses.state = SyncState::Searching;
             }

@@ -100,20 +100,32 @@ pub fn move_then_in_progress(pos: &Chess, sensed: &SensedBoard) -> Option<Move> 
 }
 
 /// Whether a snapshot may have caught the hand of the player to move at
-/// work: [`in_progress`], where a piece of his, off the board alone, is one
-/// a legal move moves. A player moves a piece that can move; one that
-/// cannot (a blocked pawn, a pinned knight) read lifted would keep a story
-/// alive that the moves the scans hid do not need.
+/// work: [`in_progress`], where the pieces of his off the board are those
+/// one legal move lifts: one piece that can move, or the king and the rook
+/// of a castling. A player moves a piece that can move; one that cannot (a
+/// blocked pawn, a pinned knight) read lifted would keep a story alive
+/// that the moves the scans hid do not need. Nor does a move lift two of
+/// his pieces but in castling (a captured piece is the opponent's): two
+/// of his read lifted are a move made and the opponent's capture under
+/// way, or a blip.
 pub fn hand_in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
     if !in_progress(pos, sensed) {
         return false;
     }
     let own = pos.board().by_color(pos.turn()) & !sensed.occupied();
-    own.count() != 1
-        || pos
+    match own.count() {
+        0 => true,
+        1 => pos
             .legal_moves()
             .iter()
-            .any(|m| m.from().is_some_and(|from| own.contains(from)))
+            .any(|m| m.from().is_some_and(|from| own.contains(from))),
+        _ => pos.legal_moves().iter().any(|m| match *m {
+            Move::Castle { king, rook } => {
+                own == Bitboard::from_square(king) | Bitboard::from_square(rook)
+            }
+            _ => false,
+        }),
+    }
 }
 
 /// Whether a legal move of the player to move captures the piece on the one
@@ -223,6 +235,33 @@ mod tests {
         assert!(!in_progress(
             &pos,
             &sensed(&pos, &[Square::G1, Square::B1, Square::E2], &[])
+        ));
+    }
+
+    #[test]
+    fn a_snapshot_holds_one_piece_that_can_move_or_a_castling_pair() {
+        let pos = Chess::default();
+        assert!(hand_in_progress(&pos, &sensed(&pos, &[Square::G1], &[])));
+        // The a1 rook cannot move: lifted, it is no move under way.
+        assert!(!hand_in_progress(&pos, &sensed(&pos, &[Square::A1], &[])));
+        // Two of the mover's pieces are no one move.
+        assert!(in_progress(
+            &pos,
+            &sensed(&pos, &[Square::G1, Square::E2], &[])
+        ));
+        assert!(!hand_in_progress(
+            &pos,
+            &sensed(&pos, &[Square::G1, Square::E2], &[])
+        ));
+        // But the king and the rook of a castling are.
+        let castle = position("r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1");
+        assert!(hand_in_progress(
+            &castle,
+            &sensed(&castle, &[Square::E1, Square::H1], &[])
+        ));
+        assert!(!hand_in_progress(
+            &castle,
+            &sensed(&castle, &[Square::E1, Square::A2], &[])
         ));
     }
 

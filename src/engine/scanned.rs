@@ -506,6 +506,21 @@ pub(super) fn hand_may_explain(
     !found.is_empty()
 }
 
+/// Whether a move in progress after more of `line`'s moves from `pos` than
+/// [`hand_may_explain`] searches (but not all of them) may be what the
+/// sensors show. A line ending in a capture always leaves one: the
+/// capturing piece still in the hand, the captured one not yet taken off,
+/// looks the same to occupancy sensors (7.cxd4 read after an outage may be
+/// 6...exd4 with the c3 pawn lifted, still free to go to c4).
+pub(super) fn hand_along(pos: &Chess, line: &[Move], sensed: &SensedBoard) -> bool {
+    let mut pos = pos.clone();
+    let before_last = line.len().saturating_sub(1);
+    line[..before_last].iter().enumerate().any(|(i, &m)| {
+        pos.play_unchecked(m);
+        i >= MAX_HAND_PLIES && hand_in_progress(&pos, sensed)
+    })
+}
+
 /// The distinct sequences of the fewest legal moves (at most `max`) from
 /// `pos` after which the board is what the sensors show, and their length.
 pub(super) fn exact_explanations(
@@ -935,5 +950,20 @@ mod tests {
         let (exact, hand) = lines.candidates(std::slice::from_ref(&moves), true);
         assert_eq!(exact, vec![moves]);
         assert!(hand.is_empty());
+    }
+
+    #[test]
+    fn a_long_line_ending_in_a_capture_may_be_its_piece_still_in_the_hand() {
+        let pos = after_sans("e4 e5 Nf3 Nc6 Bc4 Bc5 O-O Nf6 c3");
+        // 5...Nxe4 6.d4 exd4 7.cxd4 shows as 6...exd4 with the c3 pawn
+        // lifted: three moves on, more than hand_may_explain searches.
+        let (after, line) = play(&pos, &["f6e4", "d2d4", "e5d4", "c3d4"]);
+        let sensed = scanned(&pos, after.board(), false);
+        assert!(!hand_may_explain(&pos, &sensed, line.len() - 1, false));
+        assert!(hand_along(&pos, &line, &sensed));
+        // Ending with 7.Re1 instead, no hand looks like it.
+        let (after, line) = play(&pos, &["f6e4", "d2d4", "e5d4", "f1e1"]);
+        let sensed = scanned(&pos, after.board(), false);
+        assert!(!hand_along(&pos, &line, &sensed));
     }
 }

@@ -767,6 +767,18 @@ fn regression_10_a_square_caught_empty_where_no_capture_fits_that_scan_is_a_blip
     assert_read_to_end(226, "hostile", OCCUPANCY_NO_CLOCK);
 }
 
+/// Issue 10: on a board that only senses occupancy, a scan was read as a
+/// hand holding two pieces of the player to move at once (not castling),
+/// which kept a shorter story alive until the board was taken for
+/// displaced pieces and a false illegal move (hostile, occupancy, clock:
+/// game 340 from 12...Nxe4, game 338 from 28...gxf6). A move lifts one of
+/// the mover's pieces, or his king and rook.
+#[test]
+fn regression_10_two_pieces_of_the_player_to_move_lifted_are_no_move_under_way() {
+    assert_read_to_end(338, "hostile", OCCUPANCY_CLOCK);
+    assert_read_to_end(340, "hostile", OCCUPANCY_CLOCK);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
