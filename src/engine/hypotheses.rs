@@ -8,7 +8,7 @@
 use shakmaty::{Bitboard, Chess, Move, Position, Square, san::SanPlus};
 
 use super::{
-    Engine,
+    Engine, Reading,
     scanned::{hand_along, hand_may_explain, may_reach},
     snapshots::Snapshots,
 };
@@ -284,6 +284,54 @@ impl Engine {
                 false
             }
         }
+    }
+
+    /// On a board that only senses occupancy, a line too long to record
+    /// that only the last scan showed (`reading` lists it) waits for the
+    /// next scan when a square only that scan changed may be a blip: a
+    /// blip beside a move reads as moves nobody made (g4 caught empty
+    /// beside 26.Bxa6 reads as 26.Bxa6 gxf4 27.g5). Returns what to apply
+    /// now; see [`Engine::lists_put_off`] for the next scan.
+    pub(super) fn put_off_listing(&mut self, reading: Reading) -> Reading {
+        let record = self.game().position().board().occupied();
+        let suspects = self.snapshots.blip_suspects(record, self.sensed.occupied());
+        match reading {
+            Reading::Ambiguous(mut lines)
+                if lines.len() == 1
+                    && !self.sensed.identifies_all()
+                    && self.hypotheses.state != SyncState::Ambiguous
+                    && suspects.any() =>
+            {
+                self.hypotheses.state = SyncState::Searching;
+                self.unlisted = lines.pop();
+                self.put_off = Some((self.game().ply(), suspects));
+                Reading::Wait
+            }
+            reading => reading,
+        }
+    }
+
+    /// Whether a line put off at the last scan is listed now, `reading`
+    /// being this scan's: unless it reads other moves, or a square only
+    /// the last scan changed (`suspects`) is back as the record has it and the line
+    /// cannot have gone on to what the board shows (that scan caught a
+    /// blip). Moves that go on from the line, or no moves, list it: then
+    /// the board is read against it, as if it had been listed at once.
+    pub(super) fn lists_put_off(
+        &self,
+        line: &[Move],
+        suspects: Bitboard,
+        reading: &Reading,
+    ) -> bool {
+        if self.game().is_over() {
+            return false;
+        }
+        if let Reading::Moves(moves) = reading {
+            return moves.starts_with(line);
+        }
+        let pos = self.game().position();
+        let back = !(pos.board().occupied() ^ self.sensed.occupied()) & suspects;
+        back.is_empty() || may_reach(pos, line, &self.sensed, IDENTITY_SNAPSHOT_PLIES)
     }
 
     /// Whether `m` begins every listed candidate (or none are listed).

@@ -52,7 +52,7 @@ pub use settle::Settle;
 pub use snapshots::Snapshots;
 pub use touch::Touches;
 
-use shakmaty::{ByColor, CastlingMode, Chess, Move, Position, Square};
+use shakmaty::{Bitboard, ByColor, CastlingMode, Chess, Move, Position, Square};
 
 use crate::{
     alert::AlertKind,
@@ -144,7 +144,13 @@ pub struct Engine {
     /// A line too long to record that only the last scan showed: listed
     /// for the arbiter if the board still stands so when pieces would be
     /// taken for displaced (a blip the next scan clears is no candidate).
+    /// On occupancy it waits for the next scan only (`put_off`).
     unlisted: Option<Vec<Move>>,
+    /// On occupancy, `unlisted` was put off at the record's ply given,
+    /// with the squares only the scan that showed it changed (a blip that
+    /// scan caught, if one is back as the record has it at the next scan
+    /// and the line cannot have gone on to the board).
+    put_off: Option<(usize, Bitboard)>,
 }
 
 impl Default for Engine {
@@ -191,6 +197,7 @@ impl Engine {
             unexplained: None,
             reconnected: false,
             unlisted: None,
+            put_off: None,
         }
     }
 
@@ -552,9 +559,14 @@ impl Engine {
     /// `closing`: the players are ending the game, so the board stands as
     /// they left it, with no piece in the air.
     fn evaluate_at(&mut self, closing: bool) {
-        self.unlisted = None;
+        let unlisted = self.unlisted.take();
+        let put_off = self.put_off.take();
         self.settle_unconfirmed();
         if self.undecided() {
+            // Read when the board is.
+            if put_off.is_some() {
+                (self.unlisted, self.put_off) = (unlisted, put_off);
+            }
             // Meanwhile the board is not read; when the players end the
             // game, both stories are listed as they stand.
             if closing {
@@ -619,7 +631,32 @@ impl Engine {
             self.config.arbiter,
             scanned,
         );
+        // On occupancy, a line the last scan alone showed was put off: it
+        // is listed now, or dropped as a blip, unless the record has moved.
+        let put_off = match (unlisted, put_off) {
+            (Some(line), Some((ply, suspects))) if ply == self.game().ply() => {
+                Some((line, suspects))
+            }
+            _ => None,
+        };
+        let reading = if put_off.is_none() && !closing && scanned == Scanned::Snapshot {
+            self.put_off_listing(reading)
+        } else {
+            reading
+        };
+        if let Some((line, suspects)) = put_off {
+            if self.lists_put_off(&line, suspects, &reading) {
+                self.ambiguous(vec![line], false);
+                return self.evaluate_at(closing);
+            }
+            // A blip: the record is as in step as it was.
+            if self.hypotheses.state == SyncState::Searching {
+                self.hypotheses.state = SyncState::Ok;
+            }
+        }
         self.unexplained = (reading == Reading::Wait
+            // A line put off is no blip to forget.
+            && self.unlisted.is_none()
             && scanned == Scanned::Snapshot
             && self.snapshots.only()
             && !self.sensed.identifies_all())

@@ -779,6 +779,17 @@ fn regression_10_two_pieces_of_the_player_to_move_lifted_are_no_move_under_way()
     assert_read_to_end(340, "hostile", OCCUPANCY_CLOCK);
 }
 
+/// Issue 10: on a board that only senses occupancy, a blip on g4 in the
+/// scan that showed 26.Bxa6 read as 26.Bxa6 gxf4 27.g5, which was listed
+/// at once and kept the board from being read (hostile, occupancy, no
+/// clock, game 46, once a hand holds one piece of the mover). Such a
+/// listing waits for the next scan, and is dropped when that scan shows
+/// the blip gone.
+#[test]
+fn regression_10_a_long_line_one_scan_shows_with_a_blip_waits_for_the_next_scan() {
+    assert_read_to_end(46, "hostile", OCCUPANCY_NO_CLOCK);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
