@@ -17,7 +17,7 @@
 //! with one square filled that the next scan empties again, is read
 //! without it.
 
-use shakmaty::{Bitboard, Move, Position};
+use shakmaty::{Bitboard, Move, Position, Square};
 
 use super::{
     Engine,
@@ -174,9 +174,18 @@ impl Engine {
         if self.game().ply() != u.ply || self.game().is_over() {
             return;
         }
-        let Some(next) = self.snapshots.next_after(u.seq) else {
-            self.unconfirmed = Some(u);
-            return;
+        let since =
+            |sq: Square| self.sensed.last_lift(sq) > u.seq || self.sensed.last_place(sq) > u.seq;
+        let next = match self.snapshots.next_after(u.seq) {
+            Some(next) => next,
+            // No scan since, but squares reported one by one (a board
+            // that scans only now and then): the board as they leave it
+            // is the next state.
+            None if Square::ALL.into_iter().any(since) => self.sensed.occupied(),
+            None => {
+                self.unconfirmed = Some(u);
+                return;
+            }
         };
         if u.strict {
             if (u.suspect & (next ^ u.shown)).is_empty() || self.gone_on(&u) {
