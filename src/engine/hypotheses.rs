@@ -199,7 +199,7 @@ impl Engine {
                     && self.hypotheses.state != SyncState::Ambiguous
                 {
                     self.hypotheses.state = SyncState::Searching;
-                    self.unlisted = Some(line);
+                    self.unlisted = Some(vec![line]);
                 } else {
                     self.ambiguous(vec![line], false);
                 }
@@ -286,8 +286,8 @@ impl Engine {
         }
     }
 
-    /// On a board that only senses occupancy, a line too long to record
-    /// that only the last scan showed (`reading` lists it) waits for the
+    /// On a board that only senses occupancy, lines too long to record
+    /// that only the last scan showed (`reading` lists them) wait for the
     /// next scan when a square only that scan changed may be a blip: a
     /// blip beside a move reads as moves nobody made (g4 caught empty
     /// beside 26.Bxa6 reads as 26.Bxa6 gxf4 27.g5). Returns what to apply
@@ -296,14 +296,13 @@ impl Engine {
         let record = self.game().position().board().occupied();
         let suspects = self.snapshots.blip_suspects(record, self.sensed.occupied());
         match reading {
-            Reading::Ambiguous(mut lines)
-                if lines.len() == 1
-                    && !self.sensed.identifies_all()
+            Reading::Ambiguous(lines)
+                if !self.sensed.identifies_all()
                     && self.hypotheses.state != SyncState::Ambiguous
                     && suspects.any() =>
             {
                 self.hypotheses.state = SyncState::Searching;
-                self.unlisted = lines.pop();
+                self.unlisted = Some(lines);
                 self.put_off = Some((self.game().ply(), suspects));
                 Reading::Wait
             }
@@ -311,15 +310,16 @@ impl Engine {
         }
     }
 
-    /// Whether a line put off at the last scan is listed now, `reading`
-    /// being this scan's: unless it reads other moves, or a square only
-    /// the last scan changed (`suspects`) is back as the record has it and the line
-    /// cannot have gone on to what the board shows (that scan caught a
-    /// blip). Moves that go on from the line, or no moves, list it: then
-    /// the board is read against it, as if it had been listed at once.
+    /// Whether lines put off at the last scan are listed now, `reading`
+    /// being this scan's. Not if it reads other moves; nor if a square
+    /// only the last scan changed (`suspects`) is back as the record has
+    /// it while the board is read as a hand at work from the record, or
+    /// no line can have gone on to what it shows: that scan caught a
+    /// blip. Moves that go on from a line, or nothing read, list them:
+    /// the board is then read against them, as if listed at once.
     pub(super) fn lists_put_off(
         &self,
-        line: &[Move],
+        lines: &[Vec<Move>],
         suspects: Bitboard,
         reading: &Reading,
     ) -> bool {
@@ -327,11 +327,15 @@ impl Engine {
             return false;
         }
         if let Reading::Moves(moves) = reading {
-            return moves.starts_with(line);
+            return lines.iter().any(|line| moves.starts_with(line));
         }
         let pos = self.game().position();
         let back = !(pos.board().occupied() ^ self.sensed.occupied()) & suspects;
-        back.is_empty() || may_reach(pos, line, &self.sensed, IDENTITY_SNAPSHOT_PLIES)
+        back.is_empty()
+            || *reading != Reading::Hand
+                && lines
+                    .iter()
+                    .any(|line| may_reach(pos, line, &self.sensed, IDENTITY_SNAPSHOT_PLIES))
     }
 
     /// Whether `m` begins every listed candidate (or none are listed).

@@ -145,7 +145,7 @@ pub struct Engine {
     /// for the arbiter if the board still stands so when pieces would be
     /// taken for displaced (a blip the next scan clears is no candidate).
     /// On occupancy it waits for the next scan only (`put_off`).
-    unlisted: Option<Vec<Move>>,
+    unlisted: Option<Vec<Vec<Move>>>,
     /// On occupancy, `unlisted` was put off at the record's ply given,
     /// with the squares only the scan that showed it changed (a blip that
     /// scan caught, if one is back as the record has it at the next scan
@@ -512,10 +512,10 @@ impl Engine {
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
         self.flush();
-        if let Some(line) = self.unlisted.take()
+        if let Some(lines) = self.unlisted.take()
             && !self.game().is_over()
         {
-            self.ambiguous(vec![line], false);
+            self.ambiguous(lines, false);
         }
         if self.undecided() {
             self.list_undecided();
@@ -634,8 +634,8 @@ impl Engine {
         // On occupancy, a line the last scan alone showed was put off: it
         // is listed now, or dropped as a blip, unless the record has moved.
         let put_off = match (unlisted, put_off) {
-            (Some(line), Some((ply, suspects))) if ply == self.game().ply() => {
-                Some((line, suspects))
+            (Some(lines), Some((ply, suspects))) if ply == self.game().ply() => {
+                Some((lines, suspects))
             }
             _ => None,
         };
@@ -644,9 +644,9 @@ impl Engine {
         } else {
             reading
         };
-        if let Some((line, suspects)) = put_off {
-            if self.lists_put_off(&line, suspects, &reading) {
-                self.ambiguous(vec![line], false);
+        if let Some((lines, suspects)) = put_off {
+            if self.lists_put_off(&lines, suspects, &reading) {
+                self.ambiguous(lines, false);
                 return self.evaluate_at(closing);
             }
             // A blip: the record is as in step as it was.
@@ -927,8 +927,8 @@ impl Engine {
             Some(due) if t >= due => {}
             _ => return,
         }
-        if let Some(line) = self.unlisted.take() {
-            self.ambiguous(vec![line], false);
+        if let Some(lines) = self.unlisted.take() {
+            self.ambiguous(lines, false);
             return;
         }
         self.phase.told_displaced();
