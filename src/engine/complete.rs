@@ -21,6 +21,10 @@ pub struct Clock {
     pub in_use: bool,
     /// A press by a player whose move the board did not show yet.
     pub pending_press: ByColor<bool>,
+    /// How many moves the clock shows completed that the record does not
+    /// hold yet: presses in turn, from the player to move's on (a press
+    /// repeated by the same player counts once).
+    pub presses_ahead: usize,
     /// The last times reported, White's and Black's.
     pub last: Option<(Seconds, Seconds)>,
     /// The player who pressed last (whose clock stands still).
@@ -85,6 +89,14 @@ impl Engine {
             if turn == color || self.clock.pending_press[turn] {
                 self.clock.pending_press[color] = true;
             }
+            let next = if self.clock.presses_ahead.is_multiple_of(2) {
+                turn
+            } else {
+                !turn
+            };
+            if color == next {
+                self.clock.presses_ahead += 1;
+            }
         }
     }
 
@@ -106,6 +118,7 @@ impl Engine {
             && !self.blip_may_explain()
         {
             self.clock.pending_press[turn] = false;
+            self.clock.presses_ahead = 0;
             self.completed_irregularity(turn, t);
         }
     }
@@ -141,7 +154,7 @@ impl Engine {
                     _ => return false,
                 },
             };
-            sensed.shows_position(pos) || read_scan(pos, &sensed, false, true) != ScanReading::None
+            sensed.shows_position(pos) || read_scan(pos, &sensed, 0, true) != ScanReading::None
         })
     }
 

@@ -139,6 +139,7 @@ impl Engine {
         self.hypotheses.clear();
         self.behind = false;
         self.clock.pending_press = Default::default();
+        self.clock.presses_ahead = 0;
         self.touches.clear_all();
         self.phase = Phase::Playing;
         self.settle.changed(at, self.seq);

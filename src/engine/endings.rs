@@ -132,6 +132,7 @@ impl Engine {
         }
         self.game_mut().finish(outcome, termination);
         self.clock.pending_press = ByColor::default();
+        self.clock.presses_ahead = 0;
         self.events.push(GameEvent::GameOver {
             game: self.game_index(),
             outcome,

@@ -119,7 +119,7 @@ impl Engine {
             return false;
         }
         let limits = Limits::default();
-        let pressed = self.clock.pending_press[pos.turn()];
+        let pressed = self.clock.presses_ahead;
         let found = match resync(&pos, &target, &limits) {
             // On a board that identifies pieces, the snapshots since the
             // record's position rule out the orders of moves that never
@@ -316,7 +316,8 @@ impl Engine {
     /// it while the board is read as a hand at work from the record, or
     /// no line can have gone on to what it shows: that scan caught a
     /// blip. Moves that go on from a line, or nothing read, list them:
-    /// the board is then read against them, as if listed at once.
+    /// the board is then read against them, as if listed at once. Lines
+    /// that all go on from them are listed instead.
     pub(super) fn lists_put_off(
         &self,
         lines: &[Vec<Move>],
@@ -328,6 +329,14 @@ impl Engine {
         }
         if let Reading::Moves(moves) = reading {
             return lines.iter().any(|line| moves.starts_with(line));
+        }
+        // The lines gone on are read now: listed once, as they stand.
+        if let Reading::Ambiguous(now) = reading
+            && now
+                .iter()
+                .all(|later| lines.iter().any(|line| later.starts_with(line)))
+        {
+            return false;
         }
         let pos = self.game().position();
         let back = !(pos.board().occupied() ^ self.sensed.occupied()) & suspects;

@@ -619,6 +619,7 @@ impl Engine {
             &self.phase,
             Moment {
                 pending_press: self.clock.pending_press,
+                presses_ahead: self.clock.presses_ahead,
                 closing,
                 candidates: if self.hypotheses.state == SyncState::Ambiguous {
                     &self.hypotheses.lines
@@ -899,6 +900,7 @@ impl Engine {
             }
             Reading::ClockWithoutMove(turn) => {
                 self.clock.pending_press[turn] = false;
+                self.clock.presses_ahead = 0;
                 let message = format!(
                     "{} pressed the clock without making a move, and {} then moved (Art. 7.5.3: treated as an illegal move)",
                     crate::event::side_name(turn),
@@ -1010,6 +1012,7 @@ impl Engine {
         }
         self.game_mut().truncate(n - 1);
         self.clock.pending_press = ByColor::default();
+        self.clock.presses_ahead = 0;
         self.phase.end_irregularity();
         self.touches.clear_all();
         self.events.push(GameEvent::MovesRetracted {

@@ -106,6 +106,9 @@ pub enum Scanned {
 pub struct Moment<'a> {
     /// A player pressed his clock before the board showed his move.
     pub pending_press: ByColor<bool>,
+    /// How many moves the clock shows completed beyond the record (see
+    /// [`Clock::presses_ahead`](super::complete::Clock::presses_ahead)).
+    pub presses_ahead: usize,
     /// The game is being ended (a resignation, a draw agreed, a result
     /// given): the board stands as the players left it, with no piece in
     /// the air.
@@ -226,7 +229,7 @@ fn read_occupancy_snapshot(
                 Some(last) if last.mv.is_promotion() => Bitboard::from_square(last.mv.to()),
                 _ => Bitboard::EMPTY,
             };
-            let pressed = moment.pending_press[pos.turn()];
+            let pressed = moment.presses_ahead;
             let hands = !moment.closing;
             let mut lines = SnapshotLines {
                 pos,
@@ -537,7 +540,7 @@ fn read_scanned_state(
     scanned: Scanned,
 ) -> Option<Reading> {
     let pos = game.position();
-    let pressed = moment.pending_press[pos.turn()];
+    let pressed = moment.presses_ahead;
     match read_moves(game, sensed) {
         Some(Reading::Moves(moves)) => {
             // A dump is read before any hand moved again, but on occupancy

@@ -21,6 +21,7 @@ impl Engine {
             self.complete_all(made_at);
             let mover = self.game().position().turn();
             let ply = self.push_made(m, made_at, basis);
+            self.clock.presses_ahead = self.clock.presses_ahead.saturating_sub(1);
             if std::mem::take(&mut self.clock.pending_press[mover]) {
                 // The clock was pressed before the board showed the move.
                 self.complete_all(made_at);
@@ -136,6 +137,7 @@ impl Engine {
         let side = (n - ply == 1).then(|| self.game().mover(n));
         self.game_mut().truncate(ply);
         self.clock.pending_press = ByColor::default();
+        self.clock.presses_ahead = 0;
         self.events
             .push(GameEvent::MovesRetracted { game: gi, ply, at });
         let message = format!(
@@ -166,6 +168,7 @@ impl Engine {
         self.games.push(game);
         self.behind = false;
         self.clock.pending_press = ByColor::default();
+        self.clock.presses_ahead = 0;
         self.touches.clear_all();
         self.events.push(GameEvent::GameStarted {
             game: self.game_index(),

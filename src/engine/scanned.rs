@@ -39,9 +39,10 @@ pub(super) enum ScanReading {
     None,
 }
 
-/// Reads `sensed` against `pos`. `pressed`: the player to move pressed his
-/// clock since the board last showed `pos`, so his move is over and a piece
-/// of his in the air is not a move in progress; `hands`: whether any piece
+/// Reads `sensed` against `pos`. `pressed`: how many players, in turn from
+/// the player to move, pressed their clocks since the board last showed
+/// `pos`: their moves are over, and a piece of theirs in the air after
+/// fewer moves is not a move in progress (Art. 6.2.1); `hands`: whether any piece
 /// may be in the air at all (not while the game is being ended). Moves that
 /// only a hand after them explains are not recorded: a piece missing from a
 /// scan may be in the hand after a short line or taken in a longer one the
@@ -49,7 +50,7 @@ pub(super) enum ScanReading {
 pub(super) fn read_scan(
     pos: &Chess,
     sensed: &SensedBoard,
-    pressed: bool,
+    pressed: usize,
     hands: bool,
 ) -> ScanReading {
     let (exact, shortest) = exact_explanations(pos, sensed, MAX_PLIES);
@@ -68,7 +69,7 @@ fn shorter_hands(
     pos: &Chess,
     sensed: &SensedBoard,
     shortest: Option<usize>,
-    pressed: bool,
+    pressed: usize,
 ) -> Vec<Vec<Move>> {
     // A candidate the board shows as it stands (no move on from it) leaves
     // no fewer moves for a hand.
@@ -122,7 +123,7 @@ impl SnapshotLines<'_> {
     /// likely as a shorter one with more). Sequences of fewer moves that
     /// leave a move in progress count too. Only the moves they all begin
     /// with are certain. `pressed` and `hands` as in [`read_scan`].
-    pub(super) fn read(&self, pressed: bool, hands: bool) -> ScanReading {
+    pub(super) fn read(&self, pressed: usize, hands: bool) -> ScanReading {
         let (exact, hand) = self.lines(&[], pressed, hands);
         conclude(exact, &hand)
     }
@@ -135,7 +136,7 @@ impl SnapshotLines<'_> {
         if self.still() {
             return (vec![Vec::new()], Vec::new());
         }
-        self.lines(&[], false, true)
+        self.lines(&[], 0, true)
     }
 
     /// Whether the snapshot shows the record's position itself, and the
@@ -176,7 +177,7 @@ impl SnapshotLines<'_> {
             let lines = if without.still() {
                 vec![Vec::new()]
             } else {
-                without.lines(&[], false, false).0
+                without.lines(&[], 0, false).0
             };
             for line in lines.iter().filter(|line| line.len() <= moves.len()) {
                 let agree = moves.iter().zip(line).take_while(|(a, b)| a == b).count();
@@ -210,7 +211,7 @@ impl SnapshotLines<'_> {
             snapshots: &snapshots,
             ..*self
         };
-        let (exact, _) = without.lines(&[], false, false);
+        let (exact, _) = without.lines(&[], 0, false);
         if exact
             .iter()
             .any(|line| line.len() == 1 && line[0].from() == mv.from() && line[0].is_capture())
@@ -242,7 +243,7 @@ impl SnapshotLines<'_> {
             }
             // Whether the player to move at the candidate's end pressed is
             // not known: his hand counts.
-            let (e, h) = self.lines(line, false, hands);
+            let (e, h) = self.lines(line, 0, hands);
             exact.extend(e);
             hand.extend(h);
         }
@@ -256,7 +257,7 @@ impl SnapshotLines<'_> {
     fn lines(
         &self,
         prefix: &[Move],
-        pressed: bool,
+        pressed: usize,
         hands: bool,
     ) -> (Vec<Vec<Move>>, Vec<Vec<Move>>) {
         let (pos, sensed, snapshots) = (self.pos, self.sensed, self.snapshots);
@@ -314,6 +315,7 @@ impl SnapshotLines<'_> {
             return (exact, Vec::new());
         }
         let shortest = exact.iter().map(|line| line.len() - prefix.len()).min();
+        let pressed = pressed.saturating_sub(prefix.len());
         let mut hand: Vec<Vec<Move>> = shorter_hands(&from, sensed, shortest, pressed)
             .iter()
             .map(|line| whole(line))
@@ -401,7 +403,7 @@ pub(super) fn confirm(
     sensed: &SensedBoard,
     since: u64,
     moves: Vec<Move>,
-    pressed: bool,
+    pressed: usize,
     hands: Hands,
 ) -> ScanReading {
     let (mut exact, _) = exact_explanations(pos, sensed, moves.len());
@@ -482,17 +484,17 @@ pub(super) fn may_reach(pos: &Chess, line: &[Move], sensed: &SensedBoard, plies:
         || exact_explanations(&after, sensed, plies.min(MAX_PLIES))
             .1
             .is_some()
-        || hand_may_explain(&after, sensed, plies, false)
+        || hand_may_explain(&after, sensed, plies, 0)
 }
 
 /// Whether a move in progress after at most `plies` legal moves from `pos`
-/// (none, if the player to move has `pressed` his clock) may be what the
-/// sensors show.
+/// (none of the players who `pressed`, as in [`read_scan`]) may be what
+/// the sensors show.
 pub(super) fn hand_may_explain(
     pos: &Chess,
     sensed: &SensedBoard,
     plies: usize,
-    pressed: bool,
+    pressed: usize,
 ) -> bool {
     let mut found = Vec::new();
     hand_lines(
@@ -602,7 +604,7 @@ pub(super) fn hand_explanations(pos: &Chess, sensed: &SensedBoard, plies: usize)
         pos,
         sensed,
         plies.min(MAX_HAND_PLIES),
-        false,
+        0,
         &mut Vec::new(),
         &mut found,
     );
@@ -610,17 +612,18 @@ pub(super) fn hand_explanations(pos: &Chess, sensed: &SensedBoard, plies: usize)
 }
 
 /// Appends to `found` every sequence of at most `plies` legal moves from
-/// `pos` after which the sensors show a move in progress; the empty
-/// sequence unless the player to move has `pressed` his clock.
+/// `pos` after which the sensors show a move in progress, but not those
+/// shorter than `pressed` (the players who pressed, in turn from the
+/// player to move, are done with their moves).
 fn hand_lines(
     pos: &Chess,
     sensed: &SensedBoard,
     plies: usize,
-    pressed: bool,
+    pressed: usize,
     path: &mut Vec<Move>,
     found: &mut Vec<Vec<Move>>,
 ) {
-    if !(path.is_empty() && pressed) && hand_in_progress(pos, sensed) {
+    if path.len() >= pressed && hand_in_progress(pos, sensed) {
         found.push(path.clone());
     }
     if plies == 0 {
@@ -630,7 +633,7 @@ fn hand_lines(
         let mut after = pos.clone();
         after.play_unchecked(m);
         path.push(m);
-        hand_lines(&after, sensed, plies - 1, false, path, found);
+        hand_lines(&after, sensed, plies - 1, pressed, path, found);
         path.pop();
     }
 }
@@ -776,11 +779,8 @@ mod tests {
         exact_lines(&pos, &sensed, 1, &mut Vec::new(), &mut found);
         assert_eq!(found, vec![moves.clone()]);
         // But the queen may be in the hand, unless he pressed his clock.
-        assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
-        assert_eq!(
-            read_scan(&pos, &sensed, true, true),
-            ScanReading::Moves(moves)
-        );
+        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Hand);
+        assert_eq!(read_scan(&pos, &sensed, 1, true), ScanReading::Moves(moves));
     }
 
     #[test]
@@ -789,7 +789,7 @@ mod tests {
         // Qxa7 Qd4 and Qd4 Qxd4 leave the same squares occupied.
         let (after, _) = play(&pos, &["e3a7", "d7d4"]);
         let sensed = scanned(&pos, after.board(), false);
-        let reading = read_scan(&pos, &sensed, true, true);
+        let reading = read_scan(&pos, &sensed, 1, true);
         assert!(
             !matches!(reading, ScanReading::Moves(_)),
             "nothing is certain: {reading:?}"
@@ -797,10 +797,7 @@ mod tests {
         // A board that identifies pieces tells them apart.
         let sensed = scanned(&pos, after.board(), true);
         let (_, moves) = play(&pos, &["e3a7", "d7d4"]);
-        assert_eq!(
-            read_scan(&pos, &sensed, true, true),
-            ScanReading::Moves(moves)
-        );
+        assert_eq!(read_scan(&pos, &sensed, 1, true), ScanReading::Moves(moves));
     }
 
     #[test]
@@ -809,10 +806,7 @@ mod tests {
         let pos = position("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
         let (after, moves) = play(&pos, &["e4d5", "d8d5"]);
         let sensed = scanned(&pos, after.board(), true);
-        assert_eq!(
-            read_scan(&pos, &sensed, false, true),
-            ScanReading::Moves(moves)
-        );
+        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Moves(moves));
     }
 
     #[test]
@@ -821,7 +815,7 @@ mod tests {
         let mut board = pos.board().clone();
         board.discard_piece_at(Square::G1);
         let sensed = scanned(&pos, &board, false);
-        assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
+        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Hand);
     }
 
     #[test]
@@ -835,7 +829,22 @@ mod tests {
         let mut board = after.board().clone();
         board.discard_piece_at(Square::G8);
         let sensed = scanned(&pos, &board, true);
-        assert_eq!(read_scan(&pos, &sensed, false, true), ScanReading::Hand);
+        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Hand);
+    }
+
+    #[test]
+    fn a_player_who_pressed_twice_holds_no_piece_after_two_moves() {
+        // Game 268 after 21.Qb4: the scan shows 21...Bxh3 22.g3 Qg4, or
+        // 21...Qg4 22.g3 with the c8 bishop in Black's hand. Black,
+        // White and Black pressed since 21.Qb4: Black's second move is
+        // over too (Art. 6.2.1), so only the three moves are left.
+        let pos = position("r1b2rk1/p1p3pp/1p6/4p1q1/1QP1Pp2/7R/PB3PPP/5RK1 b - - 1 21");
+        let (after, moves) = play(&pos, &["c8h3", "g2g3", "g5g4"]);
+        let sensed = scanned(&pos, after.board(), false);
+        for pressed in 0..=2 {
+            assert_eq!(read_scan(&pos, &sensed, pressed, true), ScanReading::Hand);
+        }
+        assert_eq!(read_scan(&pos, &sensed, 3, true), ScanReading::Moves(moves));
     }
 
     /// The lines from `pos` to the last of `snapshots`, all of them shown
@@ -872,7 +881,7 @@ mod tests {
         let lines = from_the_start(&pos, &sensed, &snapshots);
         // 7...Nxc3 8.Bd5 leave exactly c4 empty ...
         let (_, moves) = play(&pos, &["d5c3", "c4d5"]);
-        assert_eq!(lines.read(false, true), ScanReading::Moves(moves.clone()));
+        assert_eq!(lines.read(0, true), ScanReading::Moves(moves.clone()));
         // ... and so does c4 read empty for a moment, with no move at all.
         assert_eq!(
             lines.blip_proof(&moves),
@@ -916,7 +925,7 @@ mod tests {
         let (sensed, snapshots) = lifted_then_put(&pos, Square::C3, Square::B5);
         let lines = from_the_start(&pos, &sensed, &snapshots);
         let (_, moves) = play(&pos, &["c3b5"]);
-        assert_eq!(lines.read(true, true), ScanReading::Moves(moves.clone()));
+        assert_eq!(lines.read(1, true), ScanReading::Moves(moves.clone()));
         // b5 read full for a moment leaves 3.Nxd5, by the same knight.
         assert_eq!(
             lines.one_move_blip(moves[0]),
@@ -931,7 +940,7 @@ mod tests {
             ..lines
         };
         let (_, moves) = play(&pos, &["g1f3"]);
-        assert_eq!(lines.read(true, true), ScanReading::Moves(moves.clone()));
+        assert_eq!(lines.read(1, true), ScanReading::Moves(moves.clone()));
         assert_eq!(lines.one_move_blip(moves[0]), Bitboard::EMPTY);
     }
 
@@ -959,7 +968,7 @@ mod tests {
         // lifted: three moves on, more than hand_may_explain searches.
         let (after, line) = play(&pos, &["f6e4", "d2d4", "e5d4", "c3d4"]);
         let sensed = scanned(&pos, after.board(), false);
-        assert!(!hand_may_explain(&pos, &sensed, line.len() - 1, false));
+        assert!(!hand_may_explain(&pos, &sensed, line.len() - 1, 0));
         assert!(hand_along(&pos, &line, &sensed));
         // Ending with 7.Re1 instead, no hand looks like it.
         let (after, line) = play(&pos, &["f6e4", "d2d4", "e5d4", "f1e1"]);

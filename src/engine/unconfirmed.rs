@@ -392,7 +392,7 @@ impl Engine {
                     sensed.lift(s, seq);
                 }
             }
-            read_scan(pos, &sensed, false, true) != ScanReading::None
+            read_scan(pos, &sensed, 0, true) != ScanReading::None
         });
         match (explained.next(), explained.next()) {
             (Some(sq), None) => Bitboard::from(sq),

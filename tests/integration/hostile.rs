@@ -807,6 +807,20 @@ fn regression_10_lines_one_scan_shows_with_a_blip_are_dropped_when_the_next_read
     assert_read_to_end(173, "hostile", OCCUPANCY_NO_CLOCK);
 }
 
+/// Issue 10: on a board that only senses occupancy, with a clock, a scan
+/// showing three moves was read as two with a piece of the next mover
+/// still in his hand, though he had pressed his clock since; the board
+/// went on past what the scans could follow and ended with a false
+/// illegal move (hostile, occupancy, clock: games 28, 268 and 320; 132
+/// ended out of sync). The presses since the record count: a player who
+/// pressed holds no piece after fewer moves than that (Art. 6.2.1).
+#[test]
+fn regression_10_presses_since_the_record_rule_out_a_hand_after_fewer_moves() {
+    for index in [28, 132, 268, 320] {
+        assert_read_to_end(index, "hostile", OCCUPANCY_CLOCK);
+    }
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
