@@ -660,7 +660,9 @@ impl Engine {
             && self.unlisted.is_none()
             && scanned == Scanned::Snapshot
             && self.snapshots.only()
-            && !self.sensed.identifies_all())
+            && !self.sensed.identifies_all()
+            // The record's position shown is explained: no blip of its own.
+            && !self.sensed.shows_position(self.game().position()))
         .then(|| self.snapshots.last().map(|(seq, _)| seq))
         .flatten();
         self.hand_awaited = reading == Reading::Hand;
