@@ -1117,6 +1117,29 @@ mod tests {
     }
 
     #[test]
+    fn presses_ahead_of_the_scans_complete_each_move_in_turn() {
+        // A scanning board that names pieces, behind the clock: White,
+        // Black and White press for 1.e4 e5 2.Bc4 before a scan shows
+        // the first two, then the next scan shows the third. Each press
+        // completed one move (Art. 6.2.1), the third 2.Bc4 as well.
+        let mut e = Engine::default();
+        push_all(
+            &mut e,
+            "@0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+             @1000 press white\n@2000 press black\n@3000 press white\n\
+             @3500 board rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR\n\
+             @4500 board rnbqkbnr/pppp1ppp/8/4p3/2B1P3/8/PPPP1PPP/RNBQK1NR\n\
+             @6000 board rnbqkbnr/pppp1ppp/8/4p3/2B1P3/8/PPPP1PPP/RNBQK1NR\n",
+        );
+        let game = e.game();
+        let sans: Vec<String> = game.moves().iter().map(|m| m.san.to_string()).collect();
+        assert_eq!(sans, ["e4", "e5", "Bc4"]);
+        assert!(game.moves().iter().all(|m| m.completed_at.is_some()));
+        assert_eq!(e.clock.presses_ahead, 0);
+        assert_eq!(e.clock.pending_press, ByColor::default());
+    }
+
+    #[test]
     fn an_alert_is_emitted_with_its_ruling() {
         let mut e = Engine::default();
         // A pawn from e2 to e5, clock pressed: a completed illegal move; the

@@ -21,8 +21,8 @@ impl Engine {
             self.complete_all(made_at);
             let mover = self.game().position().turn();
             let ply = self.push_made(m, made_at, basis);
-            self.clock.presses_ahead = self.clock.presses_ahead.saturating_sub(1);
-            if std::mem::take(&mut self.clock.pending_press[mover]) {
+            let ahead = std::mem::take(&mut self.clock.presses_ahead);
+            if std::mem::take(&mut self.clock.pending_press[mover]) || ahead > 0 {
                 // The clock was pressed before the board showed the move.
                 self.complete_all(made_at);
                 // Unless the opponent has pressed since: the record is
@@ -30,6 +30,15 @@ impl Engine {
                 if self.clock.last_press == Some(mover) {
                     self.clock.early_press = Some((mover, ply));
                 }
+            }
+            // Presses for the moves after it, which the board has not
+            // shown yet: each player's, in turn.
+            self.clock.presses_ahead = ahead.saturating_sub(1);
+            if ahead > 1 {
+                self.clock.pending_press[!mover] = true;
+            }
+            if ahead > 2 {
+                self.clock.pending_press[mover] = true;
             }
         }
         if let ([m], Some(before)) = (moves, before) {

@@ -833,6 +833,17 @@ fn regression_10_a_scan_showing_the_game_position_is_no_blip() {
     assert_read_to_end(311, "hostile", OCCUPANCY_NO_CLOCK);
 }
 
+/// Issue 10: on a board that only senses occupancy, with a clock, three
+/// presses came before the scans showed their moves; the first move
+/// recorded took both of White's presses with it, White's next press
+/// completed 35.Bxf7 instead of his 36.Re5, and the board ended with a
+/// false illegal move against Black (hostile, occupancy, clock, game 409).
+/// Each press completes one move, in turn.
+#[test]
+fn regression_10_presses_ahead_of_the_scans_complete_each_move_in_turn() {
+    assert_read_to_end(409, "hostile", OCCUPANCY_CLOCK);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
