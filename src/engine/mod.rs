@@ -837,6 +837,19 @@ impl Engine {
         } else {
             basis
         };
+        // On occupancy, the board is read on from the first scan since the
+        // record's position that showed where the moves lead: what later
+        // scans showed (a square caught empty, a capture under way) is
+        // evidence for the next move, not part of these.
+        let basis =
+            if scanned && self.scanned && self.snapshots.only() && !self.sensed.identifies_all() {
+                let game = self.game();
+                self.snapshots
+                    .first_showing(game.basis(game.ply()), basis, after.board().occupied())
+                    .map_or(basis, |seq| seq.min(basis))
+            } else {
+                basis
+            };
         self.record(moves, made_at, basis);
     }
 

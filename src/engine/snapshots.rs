@@ -327,6 +327,15 @@ impl Snapshots {
         })
     }
 
+    /// The first snapshot after event `since`, up to event `until`, that
+    /// showed `occupied`.
+    pub fn first_showing(&self, since: u64, until: u64, occupied: Bitboard) -> Option<u64> {
+        self.list
+            .iter()
+            .find(|&&(seq, shown)| seq > since && seq <= until && shown == occupied)
+            .map(|&(seq, _)| seq)
+    }
+
     /// These snapshots with the last one showing `occupied` instead.
     pub fn with_last(&self, occupied: Bitboard) -> Snapshots {
         let mut changed = self.clone();
@@ -664,6 +673,25 @@ mod tests {
             shown[sq.to_usize()] = None;
         }
         shown
+    }
+
+    #[test]
+    fn the_first_scan_showing_a_position_is_found_within_its_events() {
+        let start = Chess::default();
+        let mut snapshots = Snapshots::default();
+        snapshots.push(1, occupancy(&start, "e4"));
+        snapshots.push(2, occupancy(&start, "e4 e5"));
+        // The g1 knight lifted, then put back.
+        snapshots.push(
+            3,
+            occupancy(&start, "e4 e5") & !Bitboard::from_square(Square::G1),
+        );
+        snapshots.push(4, occupancy(&start, "e4 e5"));
+        let shown = occupancy(&start, "e4 e5");
+        assert_eq!(snapshots.first_showing(0, 4, shown), Some(2));
+        assert_eq!(snapshots.first_showing(2, 4, shown), Some(4));
+        assert_eq!(snapshots.first_showing(0, 1, shown), None);
+        assert_eq!(snapshots.first_showing(0, 4, occupancy(&start, "d4")), None);
     }
 
     #[test]

@@ -844,6 +844,21 @@ fn regression_10_presses_ahead_of_the_scans_complete_each_move_in_turn() {
     assert_read_to_end(409, "hostile", OCCUPANCY_CLOCK);
 }
 
+/// Issue 10: on a board that only senses occupancy, moves settled by a
+/// scan were read on from that scan alone, though an earlier scan had
+/// shown their position and the scans between showed the next move under
+/// way; a capture taken for a blip was listed against the real one, and
+/// the board was lost (hostile, occupancy, clock: game 297, 12.Qxc6+
+/// against 12.Qxf7+ after a cable outage, and 140; no clock: 100 and 342).
+/// The board is read on from the first scan that showed the moves' end.
+#[test]
+fn regression_10_moves_recorded_from_a_scan_count_from_the_scan_that_first_showed_them() {
+    assert_read_to_end(140, "hostile", OCCUPANCY_CLOCK);
+    assert_read_to_end(297, "hostile", OCCUPANCY_CLOCK);
+    assert_read_to_end(100, "hostile", OCCUPANCY_NO_CLOCK);
+    assert_read_to_end(342, "hostile", OCCUPANCY_NO_CLOCK);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
