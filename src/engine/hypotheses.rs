@@ -303,7 +303,8 @@ impl Engine {
             {
                 self.hypotheses.state = SyncState::Searching;
                 self.unlisted = Some(lines);
-                self.put_off = Some((self.game().ply(), suspects));
+                let seq = self.snapshots.last().map_or(0, |(seq, _)| seq);
+                self.put_off = Some((self.game().ply(), suspects, seq));
                 Reading::Wait
             }
             reading => reading,

@@ -149,8 +149,9 @@ pub struct Engine {
     /// On occupancy, `unlisted` was put off at the record's ply given,
     /// with the squares only the scan that showed it changed (a blip that
     /// scan caught, if one is back as the record has it at the next scan
-    /// and the line cannot have gone on to the board).
-    put_off: Option<(usize, Bitboard)>,
+    /// and the line cannot have gone on to the board), and that scan's
+    /// event.
+    put_off: Option<(usize, Bitboard, u64)>,
 }
 
 impl Default for Engine {
@@ -612,40 +613,73 @@ impl Engine {
         } else {
             &self.sensed
         };
-        let reading = read(
+        let moment = Moment {
+            pending_press: self.clock.pending_press,
+            presses_ahead: self.clock.presses_ahead,
+            closing,
+            candidates: if self.hypotheses.state == SyncState::Ambiguous {
+                &self.hypotheses.lines
+            } else {
+                &[]
+            },
+            held: self.lines_at_ply(&self.held),
+            passed: self.passed_lines(),
+        };
+        let arbiter = self.config.arbiter;
+        let mut reading = read(
             self.game(),
             sensed,
             &self.snapshots,
             &self.phase,
-            Moment {
-                pending_press: self.clock.pending_press,
-                presses_ahead: self.clock.presses_ahead,
-                closing,
-                candidates: if self.hypotheses.state == SyncState::Ambiguous {
-                    &self.hypotheses.lines
-                } else {
-                    &[]
-                },
-                held: self.lines_at_ply(&self.held),
-                passed: self.passed_lines(),
-            },
-            self.config.arbiter,
+            moment,
+            arbiter,
             scanned,
         );
         // On occupancy, a line the last scan alone showed was put off: it
         // is listed now, or dropped as a blip, unless the record has moved.
-        let put_off = match (unlisted, put_off) {
-            (Some(lines), Some((ply, suspects))) if ply == self.game().ply() => {
-                Some((lines, suspects))
+        let mut put_off = match (unlisted, put_off) {
+            (Some(lines), Some((ply, suspects, seq))) if ply == self.game().ply() => {
+                Some((lines, suspects, seq))
             }
             _ => None,
         };
+        // Nothing read, and a square of the blip back as the record has
+        // it: the scan that showed the line is read without the blip. If
+        // the board then reads (11.Bxe6 under way, e4 caught full, then
+        // 11...Ke7), the line was the blip's.
+        if let Some((_, suspects, seq)) = put_off
+            && reading == Reading::Wait
+        {
+            let record = self.game().position().board().occupied();
+            let back = !(record ^ self.sensed.occupied()) & suspects;
+            if back.any() {
+                let mut repaired = self.snapshots.clone();
+                repaired.forget_blips(seq, back);
+                let again = read(
+                    self.game(),
+                    sensed,
+                    &repaired,
+                    &self.phase,
+                    moment,
+                    arbiter,
+                    scanned,
+                );
+                if again != Reading::Wait {
+                    self.snapshots = repaired;
+                    reading = again;
+                    put_off = None;
+                    if self.hypotheses.state == SyncState::Searching {
+                        self.hypotheses.state = SyncState::Ok;
+                    }
+                }
+            }
+        }
         let reading = if put_off.is_none() && !closing && scanned == Scanned::Snapshot {
             self.put_off_listing(reading)
         } else {
             reading
         };
-        if let Some((lines, suspects)) = put_off {
+        if let Some((lines, suspects, _)) = put_off {
             if self.lists_put_off(&lines, suspects, &reading) {
                 self.ambiguous(lines, false);
                 return self.evaluate_at(closing);

@@ -859,6 +859,17 @@ fn regression_10_moves_recorded_from_a_scan_count_from_the_scan_that_first_showe
     assert_read_to_end(342, "hostile", OCCUPANCY_NO_CLOCK);
 }
 
+/// Issue 10: on a board that only senses occupancy, a blip on e4 read as
+/// three moves was put off for the next scan, which showed the blip gone
+/// and the next move made; nothing explained that scan with the blip
+/// kept, so the three-move lines were listed and the board was lost
+/// (hostile, occupancy, clock, game 296, after 20.Bxe6). The scan is read
+/// again without the blip first.
+#[test]
+fn regression_10_a_line_put_off_for_a_blip_gives_way_when_the_board_reads_without_it() {
+    assert_read_to_end(296, "hostile", OCCUPANCY_CLOCK);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
