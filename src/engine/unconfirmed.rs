@@ -376,25 +376,51 @@ impl Engine {
     /// scan alone, the one without which moves from the record's position
     /// explain it (d5 caught full in the scan that showed 11.d4 exd4,
     /// where d4 was filled too and emptied again for 12.Qxd4): when only
-    /// one does, that one was the blip.
+    /// one does, that one was the blip. When several do, the one without
+    /// which the scans since the record's position are read.
     fn lone_blip(&self, seq: u64, odd: Bitboard) -> Bitboard {
         let Some(shown) = self.snapshots.shown_at(seq) else {
             return Bitboard::EMPTY;
         };
         let pos = self.game().position();
-        let mut explained = odd.into_iter().filter(|&sq| {
-            let mut sensed = SensedBoard::showing(pos.board());
-            let without = shown ^ Bitboard::from(sq);
-            for s in without ^ pos.board().occupied() {
-                if without.contains(s) {
-                    sensed.place(s, None, seq);
-                } else {
-                    sensed.lift(s, seq);
+        let explained: Vec<Square> = odd
+            .into_iter()
+            .filter(|&sq| {
+                let mut sensed = SensedBoard::showing(pos.board());
+                let without = shown ^ Bitboard::from(sq);
+                for s in without ^ pos.board().occupied() {
+                    if without.contains(s) {
+                        sensed.place(s, None, seq);
+                    } else {
+                        sensed.lift(s, seq);
+                    }
                 }
+                read_scan(pos, &sensed, 0, true) != ScanReading::None
+            })
+            .collect();
+        if let [sq] = explained[..] {
+            return Bitboard::from(sq);
+        }
+        // Several: the one without which the scans since the record's
+        // position, up to the last one, are read (e3 and b6 caught full
+        // while 22...Bxe3 was made, then e3 empty again for 23.Rxe3: read
+        // without b6, the scans show the capture and the recapture under
+        // way; without e3, nothing).
+        let since = self.game().basis(self.game().ply());
+        let mut read = explained.into_iter().filter(|&sq| {
+            let mut repaired = self.snapshots.clone();
+            repaired.forget_blips(seq, Bitboard::from(sq));
+            SnapshotLines {
+                pos,
+                sensed: &self.sensed,
+                snapshots: &repaired,
+                since,
+                settling: Bitboard::EMPTY,
             }
-            read_scan(pos, &sensed, 0, true) != ScanReading::None
+            .read(0, true)
+                != ScanReading::None
         });
-        match (explained.next(), explained.next()) {
+        match (read.next(), read.next()) {
             (Some(sq), None) => Bitboard::from(sq),
             _ => Bitboard::EMPTY,
         }

@@ -870,6 +870,17 @@ fn regression_10_a_line_put_off_for_a_blip_gives_way_when_the_board_reads_withou
     assert_read_to_end(296, "hostile", OCCUPANCY_CLOCK);
 }
 
+/// Issue 10: on a board that only senses occupancy, one scan caught b6
+/// full while 22...Bxe3 was made, and e3 was emptied again for 23.Rxe3 at
+/// the next: two squares that scan alone filled, each explaining it
+/// without the other, so neither was taken for the blip and the board
+/// ended with displaced pieces (hostile, occupancy, no clock, game 16).
+/// The blip is the square without which the scans after it are read.
+#[test]
+fn regression_10_of_two_odd_fills_the_blip_is_the_one_the_next_scans_read_without() {
+    assert_read_to_end(16, "hostile", OCCUPANCY_NO_CLOCK);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
