@@ -244,19 +244,27 @@ fn read_occupancy_snapshot(
             // board with it: not if a capture there was possible on the
             // way by a piece that has left its square since (a captured
             // piece taken off before the capturing one is put down looks
-            // the same), nor a move to a square filled right after the
-            // record's position. Squares where such a capture fits keep
-            // what the scan showed, and the others are tried again: c6
-            // caught empty while 5...cxd4 6.Nxd4 is scanned with d4 empty
-            // between is a blip, d4 is not. The capture must fit the scan
-            // that caught the square empty (see `capturable`).
+            // the same), nor a legal move to a square filled right after
+            // the record's position, unless the scan that filled it showed
+            // that move's piece still on its square (d8 caught full, the
+            // f8 rook that could go there still home). Squares where such
+            // a capture fits keep what the scan showed, and the others are
+            // tried again: c6 caught empty while 5...cxd4 6.Nxd4 is
+            // scanned with d4 empty between is a blip, d4 is not. The
+            // capture must fit the scan that caught the square empty (see
+            // `capturable`).
             let repaired;
             let mut squares = Bitboard::FULL;
             while reading == ScanReading::None
                 && moment.candidates.is_empty()
                 && let Some(odd) =
                     snapshots.without_odd_squares(since, pos.board().occupied(), squares)
-                && !pos.legal_moves().iter().any(|m| odd.fills.contains(m.to()))
+                && !pos.legal_moves().iter().any(|m| {
+                    odd.fills.contains(m.to())
+                        && odd
+                            .filled_in
+                            .is_none_or(|shown| !m.from().is_some_and(|from| shown.contains(from)))
+                })
             {
                 let again = SnapshotLines {
                     snapshots: &odd.repaired,

@@ -19,6 +19,8 @@ pub struct OddSquares {
     /// Squares one snapshot alone, right after the record's position,
     /// showed full.
     pub fills: Bitboard,
+    /// What that snapshot showed, if it showed any.
+    pub filled_in: Option<Bitboard>,
     /// Squares every snapshot from the first odd one's next to the last
     /// showed full: no piece left them meanwhile.
     pub stayed: Bitboard,
@@ -287,6 +289,7 @@ impl Snapshots {
         let (mut empties, mut fills) = (Bitboard::EMPTY, Bitboard::EMPTY);
         let mut stayed = Bitboard::FULL;
         let mut caught = Vec::new();
+        let mut filled_in = None;
         for (j, &(seq, shown)) in self.list.iter().enumerate() {
             let before = match j.checked_sub(1) {
                 Some(i) if self.list[i].0 > since => self.list[i].1,
@@ -312,6 +315,9 @@ impl Snapshots {
             if empty.any() {
                 caught.push((empty, (shown | empty) & !fill));
             }
+            if fill.any() {
+                filled_in = Some(shown);
+            }
             empties |= empty;
             fills |= fill;
         }
@@ -321,6 +327,7 @@ impl Snapshots {
         (empties | fills).any().then_some(OddSquares {
             empties,
             fills,
+            filled_in,
             stayed,
             caught,
             repaired,

@@ -881,6 +881,17 @@ fn regression_10_of_two_odd_fills_the_blip_is_the_one_the_next_scans_read_withou
     assert_read_to_end(16, "hostile", OCCUPANCY_NO_CLOCK);
 }
 
+/// Issue 10: on a board that only senses occupancy, d8 caught full for one
+/// scan right after 27.Qa4 was kept as shown because 27...Rd8 was legal,
+/// though that scan showed the f8 rook still on its square; nothing
+/// explained the scans after it, and the board ended with displaced
+/// pieces (hostile, occupancy, no clock, game 283). A legal move to the
+/// square counts only if that scan showed its piece gone.
+#[test]
+fn regression_10_a_fill_no_move_can_have_made_with_its_piece_still_home_is_a_blip() {
+    assert_read_to_end(283, "hostile", OCCUPANCY_NO_CLOCK);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
