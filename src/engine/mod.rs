@@ -645,8 +645,8 @@ impl Engine {
         };
         // Nothing read, and a square of the blip back as the record has
         // it: the scan that showed the line is read without the blip. If
-        // the board then reads (11.Bxe6 under way, e4 caught full, then
-        // 11...Ke7), the line was the blip's.
+        // the board then reads (20.Bxe6 under way, e4 caught full, then
+        // 20...Ke7), the line was the blip's.
         if let Some((_, suspects, seq)) = put_off
             && reading == Reading::Wait
         {

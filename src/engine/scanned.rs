@@ -42,11 +42,11 @@ pub(super) enum ScanReading {
 /// Reads `sensed` against `pos`. `pressed`: how many players, in turn from
 /// the player to move, pressed their clocks since the board last showed
 /// `pos`: their moves are over, and a piece of theirs in the air after
-/// fewer moves is not a move in progress (Art. 6.2.1); `hands`: whether any piece
-/// may be in the air at all (not while the game is being ended). Moves that
-/// only a hand after them explains are not recorded: a piece missing from a
-/// scan may be in the hand after a short line or taken in a longer one the
-/// scans hid.
+/// fewer moves is not a move in progress (Art. 6.2.1); `hands`: whether
+/// any piece may be in the air at all (not while the game is being
+/// ended). Moves that only a hand after them explains are not recorded: a
+/// piece missing from a scan may be in the hand after a short line or
+/// taken in a longer one the scans hid.
 pub(super) fn read_scan(
     pos: &Chess,
     sensed: &SensedBoard,
