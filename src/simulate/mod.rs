@@ -34,7 +34,9 @@ mod decide;
 mod render;
 mod styles;
 
-pub use styles::{STYLES, Style, Tally, Variant, differences, measure, session, table};
+pub use styles::{
+    STYLES, Style, Tally, Variant, differences, measure, measure_every, session, table,
+};
 
 use std::ops::Range;
 

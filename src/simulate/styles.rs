@@ -223,8 +223,22 @@ pub struct Tally {
 /// session per game, as in a round, so that one lost game does not shift
 /// the others) and counts what the engine gave back.
 pub fn measure(games: &[ImportedGame], style: &Style, variant: Variant, seed: u64) -> Tally {
+    measure_every(games, 1, style, variant, seed)
+}
+
+/// As [`measure`], on every `step`-th game only (the first, then one in
+/// `step`), each simulated as it is in the whole sample (its session is
+/// numbered by its place in `games`), so a game's stream is the same
+/// whichever games are measured with it.
+pub fn measure_every(
+    games: &[ImportedGame],
+    step: usize,
+    style: &Style,
+    variant: Variant,
+    seed: u64,
+) -> Tally {
     let mut tally = Tally::default();
-    for (i, game) in games.iter().enumerate() {
+    for (i, game) in games.iter().enumerate().step_by(step.max(1)) {
         let script = session(game, style, variant, seed, i);
         let replayed = replay_script("simulated", &script, style.engine(variant));
         let replayed = replayed.as_ref().map(reported_games).unwrap_or_default();
