@@ -207,7 +207,10 @@ pub struct Tally {
     /// Games recorded exactly.
     pub exact: usize,
     /// Games whose record has a move that was not played (or a game that
-    /// was not played at all).
+    /// was not played at all), or had one for a while: the simulated
+    /// players never take a move back or change one, so a move the record
+    /// withdrew (`takeback`, `move_changed`) was shown wrongly, or a right
+    /// one was withdrawn.
     pub wrong: usize,
     /// Plies played.
     pub plies: usize,
@@ -288,7 +291,7 @@ pub fn differences(
             .first()
             .map(|g| g.moves().iter().map(|m| m.san.to_string()).collect())
             .unwrap_or_default();
-        if got == want {
+        if got == want && !withdrew(replayed) {
             continue;
         }
         let at = got.iter().zip(&want).take_while(|(a, b)| a == b).count();
@@ -297,6 +300,13 @@ pub fn differences(
             .flat_map(|g| &g.alerts)
             .map(|a| format!("{}@{}", a.kind.as_str(), a.ply))
             .collect();
+        if got == want {
+            out.push(format!(
+                "game {i}: recorded exactly, with moves withdrawn on the way; alerts {}",
+                alerts.join(" ")
+            ));
+            continue;
+        }
         out.push(format!(
             "game {i}: ply {}: recorded {:?}, played {:?}; alerts {}",
             at + 1,
@@ -323,9 +333,10 @@ impl Tally {
         self.missing += want.len() - common;
         // A second game the board never played is as wrong as a wrong move.
         let extra = replayed.iter().skip(1).any(|g| !g.moves().is_empty());
-        if got == want && !extra {
+        let withdrew = withdrew(replayed);
+        if got == want && !extra && !withdrew {
             self.exact += 1;
-        } else if common < got.len() || extra {
+        } else if common < got.len() || extra || withdrew {
             self.wrong += 1;
         }
         let alarms = replayed
@@ -336,6 +347,15 @@ impl Tally {
             self.false_alarms += 1;
         }
     }
+}
+
+/// Whether the record withdrew a move it had shown: simulated players
+/// never take one back or change one.
+fn withdrew(replayed: &[Game]) -> bool {
+    replayed
+        .iter()
+        .flat_map(|g| &g.alerts)
+        .any(|a| matches!(a.kind, AlertKind::Takeback | AlertKind::MoveChanged))
 }
 
 /// Alerts that accuse a player; the corpus games are legal, so these are
