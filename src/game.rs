@@ -335,6 +335,15 @@ impl Game {
         });
     }
 
+    /// The board showed the current position again from event `basis` (a
+    /// takeback): what it showed before that is no evidence for the next
+    /// move.
+    pub(crate) fn rebase(&mut self, basis: u64) {
+        if let Some(last) = self.bases.last_mut() {
+            *last = (*last).max(basis);
+        }
+    }
+
     /// Removes the last `n` moves.
     pub(crate) fn truncate(&mut self, ply: usize) {
         self.moves.truncate(ply);

@@ -938,7 +938,7 @@ impl Engine {
                 };
             }
             Reading::Changed(m) => self.replace_last(m, made_at, basis),
-            Reading::Takeback(ply) => self.take_back(ply, made_at),
+            Reading::Takeback(ply) => self.take_back(ply, made_at, basis),
             Reading::ResultSignal(outcome) => {
                 let message = format!(
                     "both kings were put on the centre squares: the players signal the result {} (the convention at DGT-equipped events: both on light squares 1-0, both on dark squares 0-1, one of each 1/2-1/2); not read as moves",

@@ -135,8 +135,10 @@ impl Engine {
         self.replace_last(m, made_at, basis);
     }
 
-    /// The board went back to the position after `ply` moves.
-    pub(super) fn take_back(&mut self, ply: usize, at: Millis) {
+    /// The board went back to the position after `ply` moves, shown from
+    /// event `basis` on: the next move is read from there, not through
+    /// the states of the moves taken back.
+    pub(super) fn take_back(&mut self, ply: usize, at: Millis, basis: u64) {
         let gi = self.game_index();
         let n = self.game().ply();
         let removed: Vec<String> = self.game().moves()[ply..]
@@ -145,6 +147,7 @@ impl Engine {
             .collect();
         let side = (n - ply == 1).then(|| self.game().mover(n));
         self.game_mut().truncate(ply);
+        self.game_mut().rebase(basis);
         self.clock.pending_press = ByColor::default();
         self.clock.presses_ahead = 0;
         self.events
