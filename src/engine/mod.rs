@@ -63,7 +63,25 @@ use crate::{
 };
 use complete::Clock;
 use hypotheses::Hypotheses;
+use scanned::ScanReading;
 use unconfirmed::Unconfirmed;
+
+/// A takeback one scan showed, held for the next (see
+/// [`Engine::takes_back_held`]).
+#[derive(Debug, Clone, Copy)]
+struct HeldTakeback {
+    /// The record's length when it was held.
+    ply: usize,
+    /// The record's length the scan went back to.
+    back_to: usize,
+    /// The squares that scan changed where the board differed from the
+    /// record, and which of them it showed full.
+    suspects: Bitboard,
+    shown: Bitboard,
+    /// When the scan showed it, and its event.
+    made_at: Millis,
+    basis: u64,
+}
 
 /// The reconstruction engine for one board: a thin front that feeds board
 /// events through the steps above and collects the game events.
@@ -152,6 +170,11 @@ pub struct Engine {
     /// and the line cannot have gone on to the board), and that scan's
     /// event.
     put_off: Option<(usize, Bitboard, u64)>,
+    /// On occupancy, a takeback only the last scan showed, held until the
+    /// next one: a blip that scan caught may explain it. The record's
+    /// length and the ply it goes back to, the squares a blip would
+    /// explain and what the scan showed on them, and when.
+    takeback_held: Option<HeldTakeback>,
 }
 
 impl Default for Engine {
@@ -199,6 +222,7 @@ impl Engine {
             reconnected: false,
             unlisted: None,
             put_off: None,
+            takeback_held: None,
         }
     }
 
@@ -531,6 +555,14 @@ impl Engine {
             self.evaluate_at(true);
         }
         self.confirm_at_end();
+        // The input ended with a held takeback still on the board.
+        if let Some(held) = self.takeback_held.take()
+            && held.made_at == self.settle.since()
+            && self.game().ply() == held.ply
+            && !self.game().is_over()
+        {
+            self.take_back(held.back_to, held.made_at, held.basis);
+        }
         self.analyse_in_line();
     }
 
@@ -560,6 +592,9 @@ impl Engine {
     /// `closing`: the players are ending the game, so the board stands as
     /// they left it, with no piece in the air.
     fn evaluate_at(&mut self, closing: bool) {
+        if self.takes_back_held() {
+            return self.evaluate_at(closing);
+        }
         let unlisted = self.unlisted.take();
         let put_off = self.put_off.take();
         self.settle_unconfirmed();
@@ -672,6 +707,28 @@ impl Engine {
                         self.hypotheses.state = SyncState::Ok;
                     }
                 }
+            }
+        }
+        // A takeback one scan alone shows, on occupancy, waits for the
+        // next scan: it may have caught a blip on the square a capture
+        // left (8.Nxc6 made, then d4 caught full: the board as before it).
+        if let Reading::Takeback(back_to) = reading
+            && scanned == Scanned::Snapshot
+            && !closing
+            && !self.sensed.identifies_all()
+        {
+            let record = self.game().position().board().occupied();
+            let suspects = self.snapshots.blip_suspects(record, sensed.occupied());
+            if suspects.any() {
+                self.takeback_held = Some(HeldTakeback {
+                    ply: self.game().ply(),
+                    back_to,
+                    suspects,
+                    shown: sensed.occupied() & suspects,
+                    made_at,
+                    basis,
+                });
+                reading = Reading::Wait;
             }
         }
         let reading = if put_off.is_none() && !closing && scanned == Scanned::Snapshot {
@@ -815,7 +872,8 @@ impl Engine {
                 in_hand = ((self.dumped || self.unseen_since_reconnection())
                     && !self.sensed.identifies_all()
                     && self.hypotheses.state == SyncState::Searching)
-                    || self.unconfirmed.is_some();
+                    || self.unconfirmed.is_some()
+                    || self.takeback_held.is_some();
             }
         } else if !in_hand {
             self.hypotheses.clear();
@@ -848,6 +906,41 @@ impl Engine {
             let message = "the board shows the game position again (Art. 7.6)".to_owned();
             self.alert(AlertKind::PositionRestored, None, message, None);
         }
+    }
+
+    /// A takeback held for the next scan, once a later state came: it was
+    /// no blip if the squares a blip would explain still show what that
+    /// scan showed, or if the board is read from the position it went
+    /// back to and not from the record (4.Bxc6 taken back, then 4.Ba4: the
+    /// b5 bishop leaves again). The moves are then taken back when the
+    /// scan showed it, and the board is read again from there (returns
+    /// true).
+    fn takes_back_held(&mut self) -> bool {
+        let Some(held) = self.takeback_held.take() else {
+            return false;
+        };
+        if held.made_at == self.settle.since() {
+            // Still the same state: it waits on.
+            self.takeback_held = Some(held);
+            return false;
+        }
+        let game = self.game();
+        let (Some(back), false) = (game.position_at(held.back_to), game.is_over()) else {
+            return false;
+        };
+        if game.ply() != held.ply {
+            return false;
+        }
+        let reads = |pos: &Chess, pressed: usize| {
+            self.sensed.shows_position(pos)
+                || scanned::read_scan(pos, &self.sensed, pressed, true) != ScanReading::None
+        };
+        let stands = self.sensed.occupied() & held.suspects == held.shown
+            || !reads(game.position(), self.clock.presses_ahead) && reads(back, 0);
+        if stands {
+            self.take_back(held.back_to, held.made_at, held.basis);
+        }
+        stands
     }
 
     /// Records moves read from the board. Only the first of the moves a
@@ -1184,6 +1277,47 @@ mod tests {
         assert!(game.moves().iter().all(|m| m.completed_at.is_some()));
         assert_eq!(e.clock.presses_ahead, 0);
         assert_eq!(e.clock.pending_press, ByColor::default());
+    }
+
+    /// 1.e4 e5 2.Nf3 Nc6 3.Bb5 a6 4.Bxc6 scanned on a board that only
+    /// senses occupancy, then b5 full again: the board as before 4.Bxc6.
+    const BXC6_THEN_B5_FULL: &str = "@1000 board xxxxxxxx/xxxxxxxx/8/8/8/8/xxxxxxxx/xxxxxxxx\n\
+         @1700 board xxxxxxxx/xxxxxxxx/8/8/4x3/8/xxxx1xxx/xxxxxxxx\n\
+         @2400 board xxxxxxxx/xxxx1xxx/8/4x3/4x3/8/xxxx1xxx/xxxxxxxx\n\
+         @3100 board xxxxxxxx/xxxx1xxx/8/4x3/4x3/5x2/xxxx1xxx/xxxxxx1x\n\
+         @3800 board x1xxxxxx/xxxx1xxx/2x5/4x3/4x3/5x2/xxxx1xxx/xxxxxx1x\n\
+         @4500 board x1xxxxxx/xxxx1xxx/2x5/1x2x3/4x3/5x2/xxxx1xxx/xxxxx2x\n\
+         @5200 board x1xxxxxx/1xxx1xxx/x1x5/1x2x3/4x3/5x2/xxxx1xxx/xxxxx2x\n\
+         @5900 board x1xxxxxx/1xxx1xxx/x7/1x2x3/4x3/5x2/xxxx1xxx/xxxxx2x\n\
+         @6600 board x1xxxxxx/1xxx1xxx/x7/4x3/4x3/5x2/xxxx1xxx/xxxxx2x\n\
+         @7300 board x1xxxxxx/1xxx1xxx/x1x5/4x3/4x3/5x2/xxxx1xxx/xxxxx2x\n\
+         @8000 board x1xxxxxx/1xxx1xxx/x1x5/1x2x3/4x3/5x2/xxxx1xxx/xxxxx2x\n";
+
+    #[test]
+    fn a_takeback_one_scan_shows_waits_and_the_next_scan_can_undo_it() {
+        // b5 full for one scan after 4.Bxc6 is the board before it, or a
+        // blip: the record keeps 4.Bxc6 while it stands (however long),
+        // and when the next scan shows b5 empty again, the board as the
+        // record has it, nothing was taken back.
+        let mut e = Engine::default();
+        push_all(&mut e, BXC6_THEN_B5_FULL);
+        e.advance_to(20_000);
+        assert_eq!(e.game().ply(), 7);
+        assert!(e.takeback_held.is_some());
+        push_all(
+            &mut e,
+            "@20500 board x1xxxxxx/1xxx1xxx/x1x5/4x3/4x3/5x2/xxxx1xxx/xxxxx2x\n",
+        );
+        e.advance_to(21_000);
+        assert_eq!(e.game().ply(), 7);
+        assert!(e.takeback_held.is_none());
+        assert!(
+            !e.drain_events()
+                .iter()
+                .any(|ev| matches!(ev, GameEvent::MovesRetracted { .. }))
+        );
+        // No alert either: the board is where the record has it.
+        assert!(e.game().alerts.is_empty());
     }
 
     #[test]

@@ -890,6 +890,24 @@ fn regression_10_a_fill_no_move_can_have_made_with_its_piece_still_home_is_a_bli
     assert_read_to_end(283, "hostile", OCCUPANCY_NO_CLOCK);
 }
 
+/// Issue 10: on a board that only senses occupancy, one scan that caught
+/// a blip on the square a capture left showed the board as it was before
+/// the capture, and the capture was taken back at once, to be recorded
+/// again later (hostile, occupancy: games 17 and 46 with a clock, 177, 332
+/// and 347 without); in game 434 (no clock) c5 caught full after
+/// 38...Rd5 made the board look as it was after 36.Rb6, five moves were
+/// taken back and the board was lost. A takeback one scan alone shows
+/// waits for the next scan.
+#[test]
+fn regression_10_a_takeback_one_scan_alone_shows_waits_for_the_next_scan() {
+    for index in [17, 46] {
+        assert_read_to_end_with_no(index, "hostile", OCCUPANCY_CLOCK, "takeback");
+    }
+    for index in [177, 332, 347, 434] {
+        assert_read_to_end_with_no(index, "hostile", OCCUPANCY_NO_CLOCK, "takeback");
+    }
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
