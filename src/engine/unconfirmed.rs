@@ -196,6 +196,14 @@ impl Engine {
         let Some(stories) = self.stories(&u, next) else {
             return self.confirm(u);
         };
+        if stories.shown_back && self.sensed.shows_position(self.game().position()) {
+            // The board is back to the record's position: the squares
+            // shown back were a blip, whatever longer line may return to
+            // the same squares (29...Bd4 30.c5 read from c4 caught empty,
+            // then c4 full again: the moves would have to go on for three
+            // more to leave the board as it was).
+            return self.forget(u, stories);
+        }
         if !stories.shown_back {
             // The square stayed full: the move was made, unless only a
             // blip there, and then a move onto it, explains the board

@@ -908,6 +908,17 @@ fn regression_10_a_takeback_one_scan_alone_shows_waits_for_the_next_scan() {
     }
 }
 
+/// Issue 10: on a board that only senses occupancy, c4 caught empty after
+/// 29.Qc3+ read as 29...Bd4 30.c5 with a hand at work; the next scan
+/// showed the game position again, but a longer line back to the same
+/// squares kept the moves, which were recorded and then taken back
+/// (hostile, occupancy, no clock, game 308). The board back at the record's
+/// position makes the squares shown back a blip.
+#[test]
+fn regression_10_moves_one_scan_showed_are_a_blip_when_the_next_shows_the_game_position() {
+    assert_read_to_end_with_no(308, "hostile", OCCUPANCY_NO_CLOCK, "takeback");
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
