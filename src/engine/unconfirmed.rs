@@ -55,6 +55,9 @@ pub(super) struct Unconfirmed {
     /// (Art. 6.2.1), so a story with fewer moves since the record's
     /// position is no story.
     pub(super) presses: usize,
+    /// The last scan weighed that one line alone, going on from the
+    /// moves, explained exactly: its event, and that line.
+    made_shown: Option<(u64, Vec<Move>)>,
 }
 
 /// The board read two ways, while moves wait: every line from the
@@ -156,6 +159,7 @@ impl Engine {
                 basis,
                 strict: self.sensed.identifies_all(),
                 presses: 0,
+                made_shown: None,
             });
         }
     }
@@ -245,12 +249,18 @@ impl Engine {
         let made = !stories.made_exact.is_empty() || !stories.made_hand.is_empty();
         let blip = !stories.blip_exact.is_empty() || !stories.blip_hand.is_empty();
         match (made, blip) {
-            (true, _) if weigh => self.unconfirmed = Some(u),
+            (true, _) if weigh => {
+                let mut u = u;
+                if let ([line], Some((seq, _))) = (&stories.made_exact[..], self.snapshots.last()) {
+                    u.made_shown = Some((seq, line.clone()));
+                }
+                self.unconfirmed = Some(u);
+            }
             // A blip is the rarer story: it must be the only one.
             (true, _) => self.confirm(u),
             (false, true) => self.forget(u, stories),
-            // Neither: the board is read as it is.
-            (false, false) => {}
+            // Neither: the moves went on past what one scan is read for.
+            (false, false) => self.go_on_as_shown(u),
         }
     }
 
@@ -324,6 +334,49 @@ impl Engine {
         };
         stories.pressed(u.presses);
         Some(stories)
+    }
+
+    /// Neither story explains the board any more: the players went on by
+    /// more moves than one scan is read for, while the moves waited. If a
+    /// scan weighed showed the moves made and one line going on from them,
+    /// exactly, and that line still leads on to the board, they were made
+    /// and so was that line (a blip is the rarer story). Otherwise the
+    /// board is read as it is. 9...Bc8 shown (c8 also a blip beside
+    /// 9...Bd7), then 10.Bd2 Bd7 (or 9...Bd7 10.Bd2, the same board), then
+    /// 11.Qe2 Qe7: both stories are four or five moves from the record by
+    /// then, but 9...Bc8 10.Bd2 Bd7 leads on to it.
+    fn go_on_as_shown(&mut self, u: Unconfirmed) {
+        let Some((seq, line)) = u.made_shown.clone() else {
+            return;
+        };
+        if !line.starts_with(&u.moves) || !is_legal_line(self.game().position(), &line) {
+            return;
+        }
+        let mut after = self.game().position().clone();
+        for &m in &line {
+            after.play_unchecked(m);
+        }
+        let (exact, hand) = SnapshotLines {
+            pos: &after,
+            sensed: &self.sensed,
+            snapshots: &self.snapshots,
+            since: seq,
+            settling: Bitboard::EMPTY,
+        }
+        .explanations();
+        if exact.is_empty() && hand.is_empty() {
+            return;
+        }
+        // The weighed scan's time is not kept: the rest is timed by this
+        // state's, late rather than early.
+        let made_at = self.settle.since();
+        let rest = line[u.moves.len()..].to_vec();
+        let ply = self.game().ply() + u.moves.len();
+        self.confirm(u);
+        if self.game().ply() == ply && !self.contradicts_candidates(&rest) {
+            self.record(&rest, made_at, seq);
+            self.hypotheses.went_on(&rest);
+        }
     }
 
     /// The players ended the game, or the input ended, while a patient

@@ -890,6 +890,19 @@ fn regression_10_a_fill_no_move_can_have_made_with_its_piece_still_home_is_a_bli
     assert_read_to_end(283, "hostile", OCCUPANCY_NO_CLOCK);
 }
 
+/// Issue 10: on a board that only senses occupancy, 9...Bc8 was weighed
+/// against a blip on c8 (9...Bd7 10.Bd2 reads the same squares as 9...Bc8
+/// 10.Bd2 Bd7), and by the scan after, 11.Qe2 Qe7 had been made too: more
+/// moves than one scan is read for in either story, so nothing more was
+/// recorded and the board ended with displaced pieces (hostile, occupancy,
+/// no clock, games 81 and 179, the latter after 33.Qd5). The line the
+/// weighed scan showed exactly is recorded when it leads on to the board.
+#[test]
+fn regression_10_a_move_weighed_against_a_blip_goes_on_as_the_scan_after_it_showed() {
+    assert_read_to_end(81, "hostile", OCCUPANCY_NO_CLOCK);
+    assert_read_to_end(179, "hostile", OCCUPANCY_NO_CLOCK);
+}
+
 /// Issue 10: on a board that only senses occupancy, one scan that caught
 /// a blip on the square a capture left showed the board as it was before
 /// the capture, and the capture was taken back at once, to be recorded
