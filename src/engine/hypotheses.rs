@@ -467,6 +467,38 @@ impl Engine {
         pinned(&self.snapshots) || pinned(&self.snapshots.without_pieces_caught_gone(since))
     }
 
+    /// Lines read from a snapshot of a board that only senses occupancy,
+    /// once squares one scan alone showed changed were read as a blip
+    /// (see `read_occupancy_snapshot`): if the scans pass through them only
+    /// without those squares, the squares are forgotten for good, so that
+    /// the lines, listed or put off, are followed through the scans to
+    /// come. 8...Qxc3+ 9.Bd2 Qa3 read with f8 caught empty as a blip, put
+    /// off, then listed: with f8 kept, no line went through that scan, and
+    /// 10.Bd3 and the rest of the game were never read.
+    pub(super) fn forget_blips_read_past(&mut self, lines: &[Vec<Move>]) {
+        if !self.scanned || !self.snapshots.only() || self.sensed.identifies_all() {
+            return;
+        }
+        let game = self.game();
+        let pos = game.position();
+        let since = game.basis(game.ply());
+        let through = |snapshots: &Snapshots| {
+            lines
+                .iter()
+                .all(|line| snapshots.allow(pos, line, since, Bitboard::EMPTY))
+        };
+        if through(&self.snapshots) {
+            return;
+        }
+        if let Some(odd) =
+            self.snapshots
+                .without_odd_squares(since, pos.board().occupied(), Bitboard::FULL)
+            && through(&odd.repaired)
+        {
+            self.snapshots = odd.repaired;
+        }
+    }
+
     pub(super) fn ambiguous(&mut self, lines: Vec<Vec<Move>>, more: bool) {
         if self.hypotheses.state == SyncState::Ambiguous && self.hypotheses.lines == lines {
             return;

@@ -709,6 +709,13 @@ impl Engine {
                 }
             }
         }
+        // Lines read past a blip follow the scans without it.
+        if let Reading::Ambiguous(lines) = &reading
+            && scanned == Scanned::Snapshot
+        {
+            let lines = lines.clone();
+            self.forget_blips_read_past(&lines);
+        }
         // A takeback one scan alone shows, on occupancy, waits for the
         // next scan: it may have caught a blip on the square a capture
         // left (8.Nxc6 made, then d4 caught full: the board as before it).
@@ -718,13 +725,13 @@ impl Engine {
             && !self.sensed.identifies_all()
         {
             let record = self.game().position().board().occupied();
-            let suspects = self.snapshots.blip_suspects(record, sensed.occupied());
+            let suspects = self.snapshots.blip_suspects(record, self.sensed.occupied());
             if suspects.any() {
                 self.takeback_held = Some(HeldTakeback {
                     ply: self.game().ply(),
                     back_to,
                     suspects,
-                    shown: sensed.occupied() & suspects,
+                    shown: self.sensed.occupied() & suspects,
                     made_at,
                     basis,
                 });

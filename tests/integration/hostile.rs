@@ -932,6 +932,16 @@ fn regression_10_moves_one_scan_showed_are_a_blip_when_the_next_shows_the_game_p
     assert_read_to_end_with_no(308, "hostile", OCCUPANCY_NO_CLOCK, "takeback");
 }
 
+/// Issue 10: on a board that only senses occupancy, f8 caught empty beside
+/// 8...Qxc3+ was read as a blip to read 8...Qxc3+ 9.Bd2 Qa3, which were
+/// listed; f8 stayed empty in the snapshots, no line went through that
+/// scan any more, and nothing more was recorded (hostile, occupancy, no
+/// clock, game 242). Lines read past a blip are followed without it.
+#[test]
+fn regression_10_lines_read_past_a_blip_are_followed_without_it() {
+    assert_read_to_end(242, "hostile", OCCUPANCY_NO_CLOCK);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
