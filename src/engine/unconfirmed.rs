@@ -192,7 +192,15 @@ impl Engine {
             }
         };
         if u.strict {
-            if (u.suspect & (next ^ u.shown)).is_empty() || self.gone_on(&u) {
+            // The clock may already say the moves were all made: a press
+            // for each (Art. 6.2.1; 46.Kh7 Rf5 47.h5 shown with h5 the
+            // last scan's, three presses, then the h5 pawn taken off for
+            // 47...Rxh5). A blip on a square the last scan changed would
+            // leave fewer moves and a hand.
+            if (u.suspect & (next ^ u.shown)).is_empty()
+                || self.gone_on(&u)
+                || self.clock.presses_ahead >= u.moves.len()
+            {
                 self.confirm(u);
             }
             return;

@@ -942,6 +942,17 @@ fn regression_10_lines_read_past_a_blip_are_followed_without_it() {
     assert_read_to_end(242, "hostile", OCCUPANCY_NO_CLOCK);
 }
 
+/// Issue 10: on a board that identifies pieces, with a clock, 46.Kh7 Rf5
+/// 47.h5 shown by one scan, with a press for each, waited for the next
+/// scan in case h5 was a blip; that scan showed the pawn taken off for
+/// 47...Rxh5+, the moves were dropped, and Black's press raised a false
+/// illegal_move against White (hostile, identity, clock, game 393). The
+/// presses say the moves were made.
+#[test]
+fn regression_10_presses_for_every_move_one_scan_showed_confirm_them() {
+    assert_read_to_end_with_no(393, "hostile", IDENTITY_CLOCK, "illegal_move");
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
