@@ -786,6 +786,12 @@ impl Engine {
                 }
             }
         }
+        // Nothing read from a snapshot, but lines the last move in progress
+        // was read among may have gone on to it (the record lags).
+        let may_lag = reading == Reading::Wait
+            && scanned == Scanned::Snapshot
+            && !self.dumped
+            && !self.unseen_since_reconnection();
         let waiting = matches!(
             reading,
             Reading::Wait
@@ -832,9 +838,11 @@ impl Engine {
             // to read it.
             return self.evaluate_at(closing);
         }
+        let held_go_on = may_lag && self.held_lines_go_on();
         let game = self.game();
-        let mut in_hand =
-            waiting && !game.is_over() && (undecided || in_progress(game.position(), &self.sensed));
+        let mut in_hand = waiting
+            && !game.is_over()
+            && (undecided || held_go_on || in_progress(game.position(), &self.sensed));
         let own_hand = in_hand && !in_progress(game.position(), &self.sensed);
         if waiting
             && (!in_hand || own_hand)
@@ -948,6 +956,28 @@ impl Engine {
             self.take_back(held.back_to, held.made_at, held.basis);
         }
         stands
+    }
+
+    /// Whether lines a scan was read among as a move in progress, gone on
+    /// by up to three moves, still explain the board (exactly or with a
+    /// hand), though no reading was certain: the record lags the board,
+    /// and no piece is displaced. Once the board has gone on further than
+    /// that, pieces are taken for displaced as before.
+    fn held_lines_go_on(&self) -> bool {
+        let held = self.lines_at_ply(&self.held);
+        if held.is_empty() || self.sensed.identifies_all() {
+            return false;
+        }
+        let game = self.game();
+        let (exact, hand) = scanned::SnapshotLines {
+            pos: game.position(),
+            sensed: &self.sensed,
+            snapshots: &self.snapshots,
+            since: game.basis(game.ply()),
+            settling: Bitboard::EMPTY,
+        }
+        .candidates(held, true);
+        !(exact.is_empty() && hand.is_empty())
     }
 
     /// Records moves read from the board. Only the first of the moves a

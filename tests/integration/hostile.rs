@@ -953,6 +953,19 @@ fn regression_10_presses_for_every_move_one_scan_showed_confirm_them() {
     assert_read_to_end_with_no(393, "hostile", IDENTITY_CLOCK, "illegal_move");
 }
 
+/// Issue 10: on a board that only senses occupancy, a scan read as a move
+/// in progress among several lines, then one scan four moves from the
+/// record that the lines, gone on, still explained: the board was taken
+/// for displaced pieces until the next scan settled the moves (hostile,
+/// occupancy, no clock: games 21, 89, 336 and 388). The record lags the
+/// board; no piece is displaced.
+#[test]
+fn regression_10_lines_a_hand_was_read_among_gone_on_are_no_displaced_pieces() {
+    for index in [21, 89, 336, 388] {
+        assert_read_to_end_with_no(index, "hostile", OCCUPANCY_NO_CLOCK, "displaced_pieces");
+    }
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
