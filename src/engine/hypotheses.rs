@@ -520,9 +520,15 @@ impl Engine {
             .enumerate()
             .map(|(i, s)| format!("{}) {s}", i + 1))
             .collect();
+        let (lead, decide) = match (sans.len(), more) {
+            (1, false) => ("1 sequence of legal moves leads".to_owned(), "confirms it"),
+            (n, _) => (
+                format!("{n} sequences of legal moves lead"),
+                "tells them apart",
+            ),
+        };
         let message = format!(
-            "the board skipped states and {} sequences of legal moves lead to what it shows{}: {}; the record stops at the last certain move until the board or the arbiter tells them apart",
-            sans.len(),
+            "the board skipped states and {lead} to what it shows{}: {}; the record stops at the last certain move until the board or the arbiter {decide}",
             if more { " (at least)" } else { "" },
             numbered.join("; ")
         );
@@ -576,6 +582,25 @@ mod tests {
     use shakmaty::uci::UciMove;
 
     use super::*;
+
+    #[test]
+    fn one_line_listed_is_told_as_one() {
+        let mut e = Engine::default();
+        let mut pos = Chess::default();
+        let mut line = Vec::new();
+        for u in ["e2e4", "e7e5", "g1f3"] {
+            let m = u.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(m);
+            line.push(m);
+        }
+        e.ambiguous(vec![line], false);
+        let message = &e.game().alerts.last().unwrap().message;
+        assert!(
+            message.contains("1 sequence of legal moves leads to what it shows: 1) e4 e5 Nf3;"),
+            "{message}"
+        );
+        assert!(message.ends_with("until the board or the arbiter confirms it"));
+    }
 
     #[test]
     fn candidates_go_on_from_the_moves_recorded() {
