@@ -838,11 +838,14 @@ impl Engine {
             // to read it.
             return self.evaluate_at(closing);
         }
-        let held_go_on = may_lag && self.held_lines_go_on();
         let game = self.game();
+        // The held lines are gone through last: the reading went through
+        // them already, and only a state nothing else explains needs it.
         let mut in_hand = waiting
             && !game.is_over()
-            && (undecided || held_go_on || in_progress(game.position(), &self.sensed));
+            && (undecided
+                || in_progress(game.position(), &self.sensed)
+                || may_lag && self.held_lines_go_on());
         let own_hand = in_hand && !in_progress(game.position(), &self.sensed);
         if waiting
             && (!in_hand || own_hand)
