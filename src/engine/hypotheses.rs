@@ -233,6 +233,20 @@ impl Engine {
             // A press the board has not shown a move for yet says whose
             // move this is: `pressed_before_scan` judges it instead.
             Resync::Candidates { .. } if self.clock.pending_press[pos.turn()] => {}
+            // So do several lines one scan alone showed, on a board that
+            // identifies pieces: e8 caught empty after 21...Rae8 (a blip)
+            // read as four detours of four moves that took the rook;
+            // listed, they held back 22.Rxe7, which the next scans showed.
+            Resync::Candidates { lines, more: false }
+                if !occupancy
+                    && !closing
+                    && !self.dumped
+                    && !suspects.is_empty()
+                    && self.hypotheses.state != SyncState::Ambiguous =>
+            {
+                self.hypotheses.state = SyncState::Searching;
+                self.unlisted = Some(lines);
+            }
             Resync::Candidates { lines, more } => self.ambiguous(lines, more),
             Resync::None => self.hypotheses.state = SyncState::Lost,
             Resync::OverBudget { .. } => self.hypotheses.state = SyncState::Searching,

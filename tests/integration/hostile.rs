@@ -966,6 +966,17 @@ fn regression_10_lines_a_hand_was_read_among_gone_on_are_no_displaced_pieces() {
     }
 }
 
+/// Issue 10, a game lost on the whole sample: a scanning board that
+/// identifies pieces caught the e8 rook gone for one scan after 21...Rae8.
+/// Four lines of four moves lead there (22.Reb1 Re1+ 23.Rxe1 Re7 and the
+/// like); they were listed at once, and the next scans, which showed the
+/// rook back and 22.Rxe7 made, were read as those lines gone on: nothing
+/// after 21...Rae8 was recorded (hostile, identity, no clock: game 322).
+#[test]
+fn regression_10_lines_one_scan_alone_showed_are_not_listed_against_the_next_scans() {
+    assert_read_to_end_with_no(322, "hostile", IDENTITY_NO_CLOCK, "out_of_sync");
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
