@@ -133,6 +133,9 @@ pub struct Engine {
     /// every move recorded from it was made while nobody was listening,
     /// and is inferred from the squares alone.
     reading_dump: bool,
+    /// The moves being recorded are the ones every candidate listed for
+    /// the arbiter still begins with: the board told them apart.
+    narrowing: bool,
     /// Moves were recorded from lines a hand was read among, and the scan
     /// showed more than the snapshots trust: it is read again from the
     /// new record.
@@ -211,6 +214,7 @@ impl Engine {
             unseen: shakmaty::Bitboard::EMPTY,
             snapshots: snapshots::Snapshots::default(),
             reading_dump: false,
+            narrowing: false,
             read_again: false,
             hand_awaited: false,
             held: None,
@@ -1050,7 +1054,9 @@ impl Engine {
             Reading::Narrowed { certain, lines } => {
                 let lagged = self.hypotheses.lagged;
                 if !certain.is_empty() {
+                    self.narrowing = true;
                     self.record_read(&certain, made_at, basis, scanned);
+                    self.narrowing = false;
                 }
                 let rest: Vec<_> = lines
                     .into_iter()

@@ -358,9 +358,26 @@ fn read_occupancy_snapshot(
                     let suspect = lines.one_move_blip(moves[0]);
                     Some(unless_blip(moves, suspect))
                 }
-                ScanReading::None if !moment.candidates.is_empty() => {
-                    narrowed(&lines, moment).or(waits.then_some(Reading::Wait))
-                }
+                // The candidates are followed past a blip too: no line
+                // went on through b2 caught empty for one scan while
+                // 24...Be4 25.Nxe4 and 24...Bxg4 25.Ne4 were followed, and
+                // the rest of the game was never read.
+                ScanReading::None if !moment.candidates.is_empty() => narrowed(&lines, moment)
+                    .or_else(|| {
+                        let odd = snapshots.without_odd_squares(
+                            since,
+                            pos.board().occupied(),
+                            Bitboard::FULL,
+                        )?;
+                        narrowed(
+                            &SnapshotLines {
+                                snapshots: &odd.repaired,
+                                ..lines
+                            },
+                            moment,
+                        )
+                    })
+                    .or(waits.then_some(Reading::Wait)),
                 ScanReading::None if waits => Some(Reading::Wait),
                 reading => from_scan(reading),
             }

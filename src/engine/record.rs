@@ -58,7 +58,15 @@ impl Engine {
             .iter()
             .map(|m| m.san.to_string())
             .collect();
-        let message = if sans.len() > 1 {
+        let message = if self.narrowing {
+            // Followed scan by scan, not shown at once: the record waited
+            // until one of the lines listed in `out_of_sync` was left.
+            format!(
+                "the scans since left one of the sequences listed earlier (out_of_sync); recorded {} (check {} against the scoresheets)",
+                sans.join(" "),
+                if sans.len() > 1 { "them" } else { "it" }
+            )
+        } else if sans.len() > 1 {
             format!(
                 "the board showed {} moves at once without the positions between them; recorded {} (check them against the scoresheets)",
                 sans.len(),

@@ -977,6 +977,17 @@ fn regression_10_lines_one_scan_alone_showed_are_not_listed_against_the_next_sca
     assert_read_to_end_with_no(322, "hostile", IDENTITY_NO_CLOCK, "out_of_sync");
 }
 
+/// Issue 10, a game lost on the whole sample: a scanning board that only
+/// senses occupancy showed 24...Be4 in one scan, which 24...Bxg4 with a
+/// blip on e4 also explains; 24...Be4 25.Nxe4 and 24...Bxg4 25.Ne4 were
+/// listed and followed, until one scan caught b2 empty during 29.exf4.
+/// No line went on through that scan, and nothing after 24.g4 was
+/// recorded (hostile, occupancy, clock: game 247).
+#[test]
+fn regression_10_listed_lines_are_followed_past_a_blip() {
+    assert_read_to_end(247, "hostile", OCCUPANCY_CLOCK);
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
