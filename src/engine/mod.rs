@@ -921,7 +921,10 @@ impl Engine {
             // A move in progress, however long the hand holds it, is not a
             // displaced piece.
             self.phase.move_in_progress();
-        } else if self.phase.settled(explained, made_at) {
+        } else if self
+            .phase
+            .settled(explained, made_at, self.differ_from_record())
+        {
             // What was lifted while pieces were displaced says nothing
             // about the player's intentions.
             self.touches.clear_all();
@@ -1105,6 +1108,22 @@ impl Engine {
         }
     }
 
+    /// The squares where the board differs from the game position: in
+    /// occupancy, or in the piece a board that identifies pieces names.
+    fn differ_from_record(&self) -> shakmaty::Bitboard {
+        let board = self.game().position().board();
+        Square::ALL
+            .into_iter()
+            .filter(|&sq| {
+                board.occupied().contains(sq) != self.sensed.occupied().contains(sq)
+                    || self
+                        .sensed
+                        .piece_at(sq)
+                        .is_some_and(|p| board.piece_at(sq) != Some(p))
+            })
+            .collect()
+    }
+
     /// A board state no move explains that stands longer than a move in
     /// progress would: pieces displaced or knocked over (Art. 7.4, 7.6).
     fn check_displaced(&mut self, t: Millis) {
@@ -1122,16 +1141,9 @@ impl Engine {
             return;
         }
         self.phase.told_displaced();
-        let board = self.game().position().board();
-        let differ: Vec<String> = Square::ALL
+        let differ: Vec<String> = self
+            .differ_from_record()
             .into_iter()
-            .filter(|&sq| {
-                board.occupied().contains(sq) != self.sensed.occupied().contains(sq)
-                    || self
-                        .sensed
-                        .piece_at(sq)
-                        .is_some_and(|p| board.piece_at(sq) != Some(p))
-            })
             .map(|sq| sq.to_string())
             .collect();
         let message = format!(

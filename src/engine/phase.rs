@@ -2,7 +2,7 @@
 //! if not, what the engine waits for. Every change of phase is a method
 //! here.
 
-use shakmaty::Color;
+use shakmaty::{Bitboard, Color};
 
 use super::illegal::Attempt;
 use crate::event::Millis;
@@ -14,6 +14,8 @@ pub struct Unexplained {
     pub since: Millis,
     /// Whether the arbiter was told pieces are displaced.
     pub told: bool,
+    /// The squares where the board differed from the game position then.
+    pub differ: Bitboard,
 }
 
 /// Where the engine stands between the record and the board.
@@ -82,7 +84,9 @@ impl Phase {
     /// A settled state was read at `at`, and a move or the game position
     /// explains it or not. Returns whether the arbiter, told of displaced
     /// pieces, must now be told the position is back.
-    pub fn settled(&mut self, explained: bool, at: Millis) -> bool {
+    /// `differ`: the squares where the board differs from the game
+    /// position.
+    pub fn settled(&mut self, explained: bool, at: Millis, differ: Bitboard) -> bool {
         match (explained, self.unexplained()) {
             (true, Some(u)) => {
                 self.set_unexplained(None);
@@ -92,6 +96,19 @@ impl Phase {
                 self.set_unexplained(Some(Unexplained {
                     since: at,
                     told: false,
+                    differ,
+                }));
+                false
+            }
+            // A square that made the state unexplained is as the game has
+            // it again: that state is gone (a blip a scan caught), and this
+            // one stands from now. Pieces left displaced keep their squares
+            // differing, whatever else changes.
+            (false, Some(u)) if !u.told && !u.differ.is_subset(differ) => {
+                self.set_unexplained(Some(Unexplained {
+                    since: at,
+                    told: false,
+                    differ,
                 }));
                 false
             }
@@ -104,9 +121,9 @@ impl Phase {
     /// for its own restoration).
     pub fn displaced_deadline(&self, displaced_ms: Millis) -> Option<Millis> {
         match self {
-            Phase::Unexplained(Unexplained { since, told: false }) => {
-                Some(since.saturating_add(displaced_ms))
-            }
+            Phase::Unexplained(Unexplained {
+                since, told: false, ..
+            }) => Some(since.saturating_add(displaced_ms)),
             _ => None,
         }
     }
@@ -133,5 +150,34 @@ impl Phase {
             Phase::Restoring { displaced, .. } => *displaced = to,
             _ => *self = to.map_or(Phase::Playing, Phase::Unexplained),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::Square;
+
+    use super::*;
+
+    fn on(squares: &[Square]) -> Bitboard {
+        squares.iter().copied().collect()
+    }
+
+    #[test]
+    fn a_state_whose_odd_square_is_back_waits_from_the_next_one() {
+        let mut phase = Phase::Playing;
+        // e6 caught full, then 41.Rb1 shown with e4 caught full instead.
+        phase.settled(false, 1000, on(&[Square::E6]));
+        phase.settled(false, 2400, on(&[Square::B7, Square::B1, Square::E4]));
+        assert_eq!(phase.displaced_deadline(2000), Some(4400));
+    }
+
+    #[test]
+    fn pieces_left_displaced_wait_from_when_they_were_first_seen() {
+        let mut phase = Phase::Playing;
+        // A piece knocked onto e5, then a hand lifts the d7 pawn too.
+        phase.settled(false, 1000, on(&[Square::E4, Square::E5]));
+        phase.settled(false, 2400, on(&[Square::E4, Square::E5, Square::D7]));
+        assert_eq!(phase.displaced_deadline(2000), Some(3000));
     }
 }

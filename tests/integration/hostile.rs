@@ -988,6 +988,16 @@ fn regression_10_listed_lines_are_followed_past_a_blip() {
     assert_read_to_end(247, "hostile", OCCUPANCY_CLOCK);
 }
 
+/// Issue 10, a false alarm found on the whole sample: a scanning board
+/// that only senses occupancy caught e6 full after 40...e3, then 41.Rb1
+/// with e4 full, each a blip; the 2 s before pieces are taken for
+/// displaced were counted from the first of the two states, and
+/// `displaced_pieces` was raised (hostile, occupancy, no clock: game 196).
+#[test]
+fn regression_10_two_blips_one_after_the_other_are_no_displaced_pieces() {
+    assert_read_to_end_with_no(196, "hostile", OCCUPANCY_NO_CLOCK, "displaced_pieces");
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
