@@ -842,14 +842,21 @@ impl Engine {
             // to read it.
             return self.evaluate_at(closing);
         }
+        // Moves read but held back as one more candidate: the board is
+        // explained by the lines listed, as when the reading lists them.
+        let held_back = moves
+            && self.games.len() == games
+            && self.game().ply() == plies
+            && self.hypotheses.state == SyncState::Ambiguous;
         let game = self.game();
         // The held lines are gone through last: the reading went through
         // them already, and only a state nothing else explains needs it.
-        let mut in_hand = waiting
-            && !game.is_over()
-            && (undecided
-                || in_progress(game.position(), &self.sensed)
-                || may_lag && self.held_lines_go_on());
+        let mut in_hand = held_back
+            || waiting
+                && !game.is_over()
+                && (undecided
+                    || in_progress(game.position(), &self.sensed)
+                    || may_lag && self.held_lines_go_on());
         let own_hand = in_hand && !in_progress(game.position(), &self.sensed);
         if waiting
             && (!in_hand || own_hand)

@@ -998,6 +998,17 @@ fn regression_10_two_blips_one_after_the_other_are_no_displaced_pieces() {
     assert_read_to_end_with_no(196, "hostile", OCCUPANCY_NO_CLOCK, "displaced_pieces");
 }
 
+/// Issue 10, a false alarm found on the whole sample: after an outage the
+/// record caught up through listed lines, and the next scans' moves
+/// (18.Qxh5, then 18...Rf8) were held back as one more listed line; the
+/// listing was cleared in the same reading, and `displaced_pieces` came
+/// before the moves were recorded (hostile, occupancy, no clock: game
+/// 86).
+#[test]
+fn regression_10_moves_held_back_as_a_listed_line_are_no_displaced_pieces() {
+    assert_read_to_end_with_no(86, "hostile", OCCUPANCY_NO_CLOCK, "displaced_pieces");
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
