@@ -53,7 +53,14 @@ impl Engine {
         let n = game.ply();
         if n > 0 && game.mover(n) == color && game.moves()[n - 1].completed_at.is_none() {
             self.complete_all(t);
-        } else if self.config.arbiter && early == Some((color, n)) && !self.phase.is_restoring() {
+        } else if self.config.arbiter
+            && early == Some((color, n))
+            && !self.phase.is_restoring()
+            // The board is not ahead of the record: after an outage the
+            // presses of the moves made meanwhile are lost, and the next
+            // press is no second one.
+            && self.board_at_record()
+        {
             // He pressed with no move, moved, and pressed again: the move
             // stands, the first press is penalised.
             let message = format!(
@@ -170,6 +177,13 @@ impl Engine {
     /// dump showed are not all read yet, or candidates were listed (or one
     /// waits to be). A state no move explains is then more likely moves
     /// not yet read than an illegal move.
+    /// Whether the board shows the record's position, or a move in
+    /// progress from it: nothing the record has not caught up with.
+    fn board_at_record(&self) -> bool {
+        let pos = self.game().position();
+        self.sensed.shows_position(pos) || super::progress::in_progress(pos, &self.sensed)
+    }
+
     fn may_lag(&self) -> bool {
         self.behind
             || self.unlisted.is_some()

@@ -1009,6 +1009,16 @@ fn regression_10_moves_held_back_as_a_listed_line_are_no_displaced_pieces() {
     assert_read_to_end_with_no(86, "hostile", OCCUPANCY_NO_CLOCK, "displaced_pieces");
 }
 
+/// Issue 10, a false alarm found on the whole sample: Black pressed for
+/// 42...Re5 before the scan that confirmed it, the cable was then out for
+/// three moves (their presses lost), and his press after 44...Qg3+, made
+/// before the record caught up, read as his second press after a press
+/// without a move (hostile, occupancy, clock: game 88).
+#[test]
+fn regression_10_a_press_after_an_outage_is_no_second_press() {
+    assert_read_to_end_with_no(88, "hostile", OCCUPANCY_CLOCK, "clock_without_move");
+}
+
 mod simulator {
     //! What each hostile option puts in the stream, checked on the stream
     //! itself (the engine's reading is the table's business).
