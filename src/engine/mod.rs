@@ -928,10 +928,17 @@ impl Engine {
             // A move in progress, however long the hand holds it, is not a
             // displaced piece.
             self.phase.move_in_progress();
-        } else if self
-            .phase
-            .settled(explained, made_at, self.differ_from_record())
-        {
+        } else if self.phase.settled(
+            explained,
+            made_at,
+            // Only an unexplained state needs the squares (most states are
+            // explained: a 64-square walk each would cost the replay ~10%).
+            if explained {
+                shakmaty::Bitboard::EMPTY
+            } else {
+                self.differ_from_record()
+            },
+        ) {
             // What was lifted while pieces were displaced says nothing
             // about the player's intentions.
             self.touches.clear_all();
