@@ -495,10 +495,17 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<i32, AnalyzeError>
             source,
         };
         let result = if path.as_os_str() == "-" {
-            run_batch(&mut io::stdin().lock(), budget, out)
+            let bar = crate::progress::bytes(None, "analysing positions");
+            let result = run_batch(&mut BufReader::new(bar.wrap_read(io::stdin())), budget, out);
+            bar.finish_and_clear();
+            result
         } else {
             let file = File::open(path).map_err(read_error)?;
-            run_batch(&mut BufReader::new(file), budget, out)
+            let len = file.metadata().ok().map(|m| m.len());
+            let bar = crate::progress::bytes(len, "analysing positions");
+            let result = run_batch(&mut BufReader::new(bar.wrap_read(file)), budget, out);
+            bar.finish_and_clear();
+            result
         };
         return result.map_err(|err| match err {
             BatchError::Read(source) => read_error(source),

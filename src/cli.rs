@@ -1,6 +1,6 @@
-//! The command line: `eboard replay`, `eboard simulate`, `eboard analyze`,
-//! `eboard ports`, `eboard watch`, `eboard virtual-board`, `eboard run`,
-//! `eboard demo`.
+//! The command line: `eboard init`, `eboard replay`, `eboard simulate`,
+//! `eboard analyze`, `eboard ports`, `eboard watch`, `eboard virtual-board`,
+//! `eboard run`, `eboard serve`, `eboard demo`.
 
 use std::{
     io::{self, Read, Write},
@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 use crate::{
     engine::{EngineConfig, Orientation},
     pgn::read_games,
-    replay::{game_reports, replay_script, reported_games},
+    replay::{game_reports, replay_script_with, reported_games},
     rules::{Laws, RuleSet},
     script::write_script,
     simulate::{Hostile, Noise, SimOptions, simulate},
@@ -110,8 +110,13 @@ enum Command {
     /// pseudo-terminal, speaking a board's byte protocol; prints the
     /// device path.
     VirtualBoard(crate::virtual_board::cli::VirtualBoardArgs),
-    /// Runs the daemon for one event round: boards, journals, live PGN,
-    /// server-sent events and the arbiters' dashboard.
+    /// Writes a commented event file for a first round (simulated boards,
+    /// one commented line per hardware family) that `eboard run --config`
+    /// starts as it is.
+    Init(crate::init::InitArgs),
+    /// Runs the daemon for one event round (an event file from
+    /// `eboard init`): boards, journals, live PGN, server-sent events and
+    /// the arbiters' dashboard.
     Run(crate::daemon::RunArgs),
     /// Serves a whole event from the stream hall nodes publish to
     /// (`eboard run --publish`): `--from nats://HOST:PORT`.
@@ -161,7 +166,7 @@ fn daemon_failure(e: crate::daemon::DaemonError) -> Failure {
     Failure(e.to_string(), e.exit_code())
 }
 
-fn read_input(path: &PathBuf) -> Result<(String, String), Failure> {
+fn read_input(path: &PathBuf, purpose: &str) -> Result<(String, String), Failure> {
     if path.as_os_str() == "-" {
         let mut text = String::new();
         io::stdin()
@@ -170,7 +175,8 @@ fn read_input(path: &PathBuf) -> Result<(String, String), Failure> {
         Ok(("<stdin>".to_owned(), text))
     } else {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+        let bytes = std::fs::read(path)
+            .map_err(|e| Failure::input(crate::files::unreadable(purpose, path, &e)))?;
         let text = String::from_utf8(bytes)
             .map_err(|e| Failure::input(format!("{name}: not UTF-8 text ({e})")))?;
         Ok((name, text))
@@ -186,7 +192,8 @@ fn read_bytes(path: &PathBuf) -> Result<(String, Vec<u8>), Failure> {
         Ok(("<stdin>".to_owned(), bytes))
     } else {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+        let bytes = std::fs::read(path)
+            .map_err(|e| Failure::input(crate::files::unreadable("capture file", path, &e)))?;
         Ok((name, bytes))
     }
 }
@@ -218,8 +225,18 @@ fn replay(
     let write_err = |e: io::Error| Failure::input(format!("writing output: {e}"));
     let engine = match format.protocol() {
         None => {
-            let (name, text) = read_input(file)?;
-            replay_script(&name, &text, config).map_err(|e| Failure::input(e.to_string()))?
+            let (name, text) = read_input(file, "board script")?;
+            let bar = crate::progress::bar(None, "replaying board events");
+            let mut progress = |done: usize, total: usize| {
+                // Every 256 events: the bar redraws at most 20 times a second anyway.
+                if done.is_multiple_of(256) {
+                    bar.set_length(total as u64);
+                    bar.set_position(done as u64);
+                }
+            };
+            let engine = replay_script_with(&name, &text, config, &mut progress);
+            bar.finish_and_clear();
+            engine.map_err(|e| Failure::input(e.to_string()))?
         }
         Some(protocol) => {
             let (name, bytes) = read_bytes(file)?;
@@ -280,7 +297,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
             rotated,
             hostile,
         } => {
-            let (name, text) = read_input(&file)?;
+            let (name, text) = read_input(&file, "PGN file")?;
             let games =
                 read_games(text.as_bytes()).map_err(|e| Failure::input(format!("{name}: {e}")))?;
             let opts = SimOptions {
@@ -296,8 +313,13 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
                     rotated: rotated || hostile,
                 },
             };
-            out.write_all(write_script(&simulate(&games, &opts)).as_bytes())
-                .map_err(write_err)?;
+            // The simulator works on the whole file at once: a spinner
+            // shows it is at work.
+            let bar = crate::progress::bar(None, &format!("simulating {} game(s)", games.len()));
+            bar.enable_steady_tick(std::time::Duration::from_millis(200));
+            let script = write_script(&simulate(&games, &opts));
+            bar.finish_and_clear();
+            out.write_all(script.as_bytes()).map_err(write_err)?;
         }
         Command::Ports(args) => {
             crate::transport::ports::run(&args, out).map_err(|e| Failure(e.to_string(), 1))?;
@@ -307,6 +329,9 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
         }
         Command::VirtualBoard(args) => {
             crate::virtual_board::cli::run(&args, out).map_err(|e| Failure(e.to_string(), 1))?;
+        }
+        Command::Init(args) => {
+            crate::init::run(&args, out).map_err(|e| Failure(e.to_string(), 1))?;
         }
         Command::Run(args) => crate::daemon::run(&args).map_err(daemon_failure)?,
         Command::Serve(args) => crate::daemon::central::run(&args).map_err(daemon_failure)?,

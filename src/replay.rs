@@ -29,9 +29,21 @@ pub enum ReplayError {
 /// Replays a script and returns the engine at its end. Nothing is applied
 /// unless the whole script parses.
 pub fn replay_script(file: &str, text: &str, config: EngineConfig) -> Result<Engine, ReplayError> {
+    replay_script_with(file, text, config, &mut |_, _| {})
+}
+
+/// [`replay_script`], calling `progress(done, total)` as the script's
+/// events go through the engine (`eboard replay`'s progress bar).
+pub fn replay_script_with(
+    file: &str,
+    text: &str,
+    config: EngineConfig,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Engine, ReplayError> {
     let lines = parse_script(file, text)?;
     let mut engine = Engine::new(config);
-    for line in &lines {
+    for (done, line) in lines.iter().enumerate() {
+        progress(done, lines.len());
         engine
             .push(&line.event)
             .map_err(|source| ReplayError::Engine {

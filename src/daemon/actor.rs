@@ -43,8 +43,10 @@ pub enum Feed {
     /// A board on a serial port, read live (with reconnection).
     Live {
         port: String,
-        /// The board family.
+        /// The board family (with `detect`, the first guess).
         protocol: crate::transport::Protocol,
+        /// Find the family by asking the board (a `serial:` source).
+        detect: bool,
     },
 }
 
@@ -182,11 +184,14 @@ pub fn spawn(
                 live: false,
             }
         }
-        Feed::Live { port, protocol } => {
-            match crate::transport::spawn_board(crate::transport::ReaderConfig::new(
-                port.clone(),
-                protocol,
-            )) {
+        Feed::Live {
+            port,
+            protocol,
+            detect,
+        } => {
+            let mut config = crate::transport::ReaderConfig::new(port.clone(), protocol);
+            config.detect = detect;
+            match crate::transport::spawn_board(config) {
                 Ok(handle) => reader = Some(handle),
                 Err(e) => tracing::error!(board = id, "cannot read {port}: {e}"),
             }
@@ -779,7 +784,32 @@ impl Actor {
                         .await;
                 }
             }
-            Some(other) => tracing::info!(board = self.state.id(), "{other:?}"),
+            Some(BoardMessage::Family { protocol, .. }) => {
+                let id = self.state.id();
+                let family = crate::transport::probe::family_name(protocol);
+                tracing::info!(
+                    board = id,
+                    "board {id} answers as {family}; it is read as one"
+                );
+                self.state.set_family(protocol.as_str());
+                self.snapshot.send_replace(self.state.snapshot());
+            }
+            Some(BoardMessage::Alert { kind, message, .. }) => {
+                let id = self.state.id();
+                tracing::warn!(board = id, kind, "board {id}: {message}");
+                if self.failed.is_none() {
+                    let at = self.state.last_at();
+                    let entry = Entry::Alert {
+                        kind: kind.to_owned(),
+                        message: format!("board {id}: {message}"),
+                    };
+                    self.write_apply(entry, at, entered, Unwritten::Drop).await;
+                }
+            }
+            Some(BoardMessage::Note { text, .. }) => {
+                let id = self.state.id();
+                tracing::info!(board = id, "board {id}: {text}");
+            }
         }
     }
 

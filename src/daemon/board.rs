@@ -121,6 +121,9 @@ pub struct BoardState {
     notes: Vec<(usize, String)>,
     /// The journal cannot be written: why.
     journal_failed: Option<String>,
+    /// The family a `serial:` board answered as (not journaled: found
+    /// again at every start).
+    family: Option<&'static str>,
     /// The broadcast PGN needs to be written again.
     pgn_dirty: bool,
     /// The round game and how many of its moves the broadcast PGN showed
@@ -169,6 +172,7 @@ impl BoardState {
             round_game: 0,
             notes: Vec::new(),
             journal_failed: None,
+            family: None,
             pgn_dirty: true,
             shown: (0, 0),
             pgn: Arc::from(""),
@@ -483,6 +487,11 @@ impl BoardState {
         let current = self.engine.games().len() - 1;
         let published = self.published_plies();
         (current == self.round_game && ply < published).then(|| published - ply)
+    }
+
+    /// Notes the family a `serial:` board answered as, for `GET /boards`.
+    pub fn set_family(&mut self, family: &'static str) {
+        self.family = Some(family);
     }
 
     /// Raises an alert that no line of the board's journal carries (a
@@ -883,6 +892,7 @@ impl BoardState {
             "black": self.players[1],
             "connection": self.shown_connection(),
             "journal_error": self.journal_failed,
+            "family": self.family,
             "game": self.engine.games().len() - 1,
             "round_game": self.round_game,
             "fen": game.fen(),

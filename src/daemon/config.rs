@@ -264,8 +264,8 @@ pub fn normalize_date(text: &str) -> Result<String, String> {
 /// A config file that cannot be used: where and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    /// The file cannot be read.
-    #[error("{file}: {message}")]
+    /// The file cannot be read (`message` names it in full).
+    #[error("{message}")]
     Read { file: String, message: String },
     /// A syntax error, an unknown key or a bad value.
     #[error("{file}:{line}:{column}: {}{message}", key.as_ref().map(|k| format!("key '{k}': ")).unwrap_or_default())]
@@ -289,7 +289,7 @@ impl EventConfig {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
             file: file.clone(),
-            message: e.to_string(),
+            message: crate::files::unreadable("event file", path, &e),
         })?;
         let mut config = EventConfig::parse(&file, &text)?;
         let dir = path.parent().unwrap_or(Path::new("."));

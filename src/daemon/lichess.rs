@@ -309,10 +309,7 @@ fn check_round_id(round: &str) -> Result<(), DaemonError> {
 /// Reads an API token from a file that only its owner may read (as ssh
 /// requires of private keys).
 pub fn read_token_file(path: &Path) -> Result<String, DaemonError> {
-    let io = |source| DaemonError::Io {
-        path: path.to_owned(),
-        source,
-    };
+    let io = |e| usage(crate::files::unreadable("lichess token file", path, &e));
     let meta = std::fs::metadata(path).map_err(io)?;
     #[cfg(unix)]
     {
@@ -781,6 +778,17 @@ mod tests {
         assert_eq!(s.token, "lip_secret");
         assert_eq!(s.url, "http://127.0.0.1:1");
         assert!(!format!("{s:?}").contains("lip_secret"));
+    }
+
+    #[test]
+    fn a_missing_token_file_is_named_with_its_purpose() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tok");
+        let e = LichessSettings::resolve(None, &args("r1", &path), &[1]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("lichess token file {}: no such file", path.display())
+        );
     }
 
     #[test]

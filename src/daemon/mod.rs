@@ -73,16 +73,6 @@ pub enum DaemonError {
         source_text: String,
         message: String,
     },
-    /// A `serial:` board: its family is not detected, it must be named.
-    #[error(
-        "board {board}: source {source_text}: eboard does not detect a board's family yet; name it: dgt:PORT, millennium:PORT or certabo:PORT (the same port)"
-    )]
-    Unsupported {
-        /// The board number.
-        board: u32,
-        /// The source as configured.
-        source_text: String,
-    },
     /// A journal cannot be read or written.
     #[error(transparent)]
     Journal(#[from] JournalError),
@@ -132,10 +122,7 @@ impl DaemonError {
     /// The process exit status: 2 for bad input, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
-            DaemonError::Config(_)
-            | DaemonError::Source { .. }
-            | DaemonError::Unsupported { .. }
-            | DaemonError::Usage(_) => 2,
+            DaemonError::Config(_) | DaemonError::Source { .. } | DaemonError::Usage(_) => 2,
             _ => 1,
         }
     }
@@ -212,7 +199,11 @@ pub fn feed_for(
         message,
     };
     let read = |path: &Path| {
-        std::fs::read_to_string(path).map_err(|e| fail(format!("{}: {e}", path.display())))
+        let purpose = match source {
+            Source::Pgn(_) => "PGN file",
+            _ => "board script",
+        };
+        std::fs::read_to_string(path).map_err(|e| fail(crate::files::unreadable(purpose, path, &e)))
     };
     let events: Vec<TimedEvent> = match source {
         Source::Script(path) => {
@@ -240,21 +231,19 @@ pub fn feed_for(
             }
             simulate(&games, &sim_options(seed))
         }
-        Source::Dgt(port) | Source::Millennium(port) | Source::Certabo(port) => {
+        Source::Dgt(port)
+        | Source::Millennium(port)
+        | Source::Certabo(port)
+        | Source::Serial(port) => {
             let protocol = match source {
-                Source::Dgt(_) => crate::transport::Protocol::Dgt,
                 Source::Millennium(_) => crate::transport::Protocol::Millennium,
-                _ => crate::transport::Protocol::Certabo,
+                Source::Certabo(_) => crate::transport::Protocol::Certabo,
+                _ => crate::transport::Protocol::Dgt,
             };
             return Ok(Feed::Live {
                 port: port.clone(),
                 protocol,
-            });
-        }
-        Source::Serial(_) => {
-            return Err(DaemonError::Unsupported {
-                board,
-                source_text: source.to_string(),
+                detect: matches!(source, Source::Serial(_)),
             });
         }
     };
@@ -583,7 +572,8 @@ pub struct ServeArgs {
 /// `eboard run`: the daemon for one event round.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
-    /// The event's config file (TOML; see pgn/event.example.toml).
+    /// The event file (TOML): the round and its boards. `eboard init` writes
+    /// a commented one to start from.
     #[arg(long)]
     pub config: PathBuf,
     #[command(flatten)]

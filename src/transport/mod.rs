@@ -36,6 +36,7 @@ use crate::{
 pub mod capture;
 pub mod link;
 pub mod ports;
+pub mod probe;
 pub mod recover;
 pub mod watch;
 
@@ -214,6 +215,9 @@ pub struct ReaderConfig {
     pub backoff: Backoff,
     /// The session clock.
     pub clock: Arc<dyn TimeSource>,
+    /// Find the family first ([`probe`]): `protocol` is only the guess
+    /// until a board answers (a `serial:` source).
+    pub detect: bool,
 }
 
 impl ReaderConfig {
@@ -230,6 +234,7 @@ impl ReaderConfig {
             read_timeout: Duration::from_millis(50),
             backoff: Backoff::default(),
             clock: Arc::new(SessionClock::new()),
+            detect: false,
         }
     }
 }
@@ -292,6 +297,19 @@ pub enum BoardMessage {
     /// Worth a line in the log: versions, the EEPROM log, line noise,
     /// capture trouble.
     Note { at: Millis, text: String },
+    /// The family that answered on a port whose family was to be found
+    /// ([`ReaderConfig::detect`]); the port is read as that family from now on.
+    Family { at: Millis, protocol: Protocol },
+    /// Something the arbiter must hear about the link: a port silent or
+    /// not there ([`probe::BOARD_SILENT`]), or speaking another family
+    /// ([`probe::WRONG_FAMILY`]).
+    Alert {
+        at: Millis,
+        /// [`probe::BOARD_SILENT`] or [`probe::WRONG_FAMILY`].
+        kind: &'static str,
+        /// What was seen, naming the port.
+        message: String,
+    },
 }
 
 /// Why a board reader could not start.
@@ -496,11 +514,16 @@ impl Reader {
     }
 
     fn run(mut self) {
+        if self.config.detect && !self.detect() {
+            return;
+        }
         let mut attempt = 0u32;
+        let mut failing = Silence::default();
         while !self.stopped() {
             let port = match self.open() {
                 Ok(port) => port,
                 Err(e) => {
+                    failing.failed(&self, &e.to_string());
                     attempt += 1;
                     let retry_in = self.config.backoff.delay(attempt);
                     let mut error = e.to_string();
@@ -520,6 +543,7 @@ impl Reader {
                 }
             };
             attempt = 0;
+            failing = Silence::default();
             match self.connection(port) {
                 End::Stop => break,
                 End::Lost(reason) => {
@@ -530,6 +554,94 @@ impl Reader {
                     }
                 }
             }
+        }
+    }
+
+    fn alert(&self, kind: &'static str, message: String) {
+        let at = self.config.clock.now();
+        self.send(BoardMessage::Alert { at, kind, message });
+    }
+
+    /// Finds the family of a `serial:` port: asks until a board answers,
+    /// saying once when it has stayed silent too long. False if stopped.
+    fn detect(&mut self) -> bool {
+        // Silent from the start: every round of asking takes seconds.
+        let mut silence = Silence {
+            since: Some(Instant::now()),
+            said: false,
+        };
+        let port_name = self.config.port.clone();
+        while !self.stopped() {
+            let answer = probe::open(&port_name)
+                .map_err(|e| e.to_string())
+                .and_then(|mut port| {
+                    probe::ask(port.as_mut(), &|| self.stopped()).map_err(|e| e.to_string())
+                });
+            match answer {
+                Ok(probe::Answer::Family(protocol)) => {
+                    self.config.protocol = protocol;
+                    self.link = Link::new(protocol, self.config.link);
+                    let at = self.config.clock.now();
+                    self.send(BoardMessage::Family { at, protocol });
+                    return true;
+                }
+                Ok(probe::Answer::Nothing(seen)) => silence.failed(
+                    self,
+                    &format!("no board family answered ({})", probe::describe(&seen)),
+                ),
+                Err(error) => silence.failed(self, &error),
+            }
+            if !self.pause(self.config.backoff.initial) {
+                break;
+            }
+        }
+        false
+    }
+
+    /// Once a named family's port has had [`probe::SILENT_AFTER`] to
+    /// answer: tells the arbiter what it did instead.
+    fn judge(&self, port: &mut dyn serialport::SerialPort, watch: &mut probe::Watch) {
+        let family = self.config.protocol;
+        let Some(verdict) = watch.due(Instant::now(), family) else {
+            return;
+        };
+        let name = &self.config.port;
+        let seconds = probe::SILENT_AFTER.as_secs();
+        let other = match verdict {
+            // A board that sends nothing unasked may be another family:
+            // ask it (reading requests only), then read on as configured.
+            probe::Verdict::Silent => {
+                let asked = probe::ask(port, &|| self.stopped());
+                probe::speed(port, family.settings().baud);
+                match asked {
+                    Ok(probe::Answer::Family(p)) if p == family => return,
+                    Ok(probe::Answer::Family(p)) => Some(p),
+                    _ => None,
+                }
+            }
+            probe::Verdict::Other(p, _) => p,
+        };
+        let expected = probe::family_name(family);
+        match other {
+            Some(p) => self.alert(
+                probe::WRONG_FAMILY,
+                format!(
+                    "{name} answers as {}, not as {expected}: correct the board's source ({}:{name}), or use serial:{name}",
+                    probe::family_name(p),
+                    p.as_str()
+                ),
+            ),
+            None if watch.seen().is_empty() => self.alert(
+                probe::BOARD_SILENT,
+                format!("{name} sent nothing for {seconds} s: is {expected} plugged in and switched on?"),
+            ),
+            None => self.alert(
+                probe::WRONG_FAMILY,
+                format!(
+                    "{name} sent {} in {seconds} s, which {expected} does not send",
+                    probe::describe(watch.seen())
+                ),
+            ),
         }
     }
 
@@ -574,6 +686,7 @@ impl Reader {
         }
         let mut buf = [0u8; 4096];
         let mut last = Instant::now();
+        let mut watch = probe::Watch::new(last);
         loop {
             if self.stopped() {
                 return End::Stop;
@@ -591,6 +704,7 @@ impl Reader {
                     let mut out = std::mem::take(&mut self.out);
                     out.clear();
                     self.link.feed(bytes, at, &mut out);
+                    watch.read(bytes, !out.events.is_empty());
                     let result = self.write(port.as_mut(), &out.send);
                     for text in out.notes.drain(..) {
                         self.send(BoardMessage::Note { at, text });
@@ -614,12 +728,39 @@ impl Reader {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return End::Lost(format!("read failed: {e}")),
             }
+            self.judge(port.as_mut(), &mut watch);
             let now = Instant::now();
             let retry = self.link.tick(now - last);
             last = now;
             if let Err(end) = self.write(port.as_mut(), &retry) {
                 return end;
             }
+        }
+    }
+}
+
+/// A port that has not answered since some moment: said once, after
+/// [`probe::SILENT_AFTER`].
+#[derive(Default)]
+struct Silence {
+    since: Option<Instant>,
+    said: bool,
+}
+
+impl Silence {
+    /// Another failed attempt, `error` saying why.
+    fn failed(&mut self, reader: &Reader, error: &str) {
+        let since = *self.since.get_or_insert_with(Instant::now);
+        if !self.said && since.elapsed() >= probe::SILENT_AFTER {
+            self.said = true;
+            reader.alert(
+                probe::BOARD_SILENT,
+                format!(
+                    "{}: no board answered for {} s: {error}",
+                    reader.config.port,
+                    probe::SILENT_AFTER.as_secs()
+                ),
+            );
         }
     }
 }

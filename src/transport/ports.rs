@@ -80,6 +80,10 @@ pub struct PortReport {
     pub serial_number: Option<String>,
     /// The guess at the family.
     pub guess: Option<Guess>,
+    /// Which family answered when asked ([`super::probe::answers`]):
+    /// `dgt`, `millennium`, `certabo`, `nothing`, or why the port could not
+    /// be asked; `None` until asked.
+    pub answers: Option<String>,
 }
 
 /// Guesses the family from what USB says (see the module documentation).
@@ -184,6 +188,7 @@ pub fn list(all: bool) -> Result<Vec<PortReport>, serialport::Error> {
             product,
             serial_number: usb.and_then(|u| u.serial_number.clone()),
             guess,
+            answers: None,
         });
     }
     out.sort_by(|a, b| a.port.cmp(&b.port));
@@ -218,7 +223,10 @@ pub enum PortsError {
 
 /// Runs `eboard ports`.
 pub fn run(args: &PortsArgs, out: &mut dyn Write) -> Result<(), PortsError> {
-    let ports = list(args.all)?;
+    let mut ports = list(args.all)?;
+    for p in &mut ports {
+        p.answers = Some(super::probe::answers(&p.port));
+    }
     if args.json {
         for p in &ports {
             let line = serde_json::to_string(p).map_err(std::io::Error::other)?;
@@ -260,6 +268,9 @@ pub fn run(args: &PortsArgs, out: &mut dyn Write) -> Result<(), PortsError> {
                 g.reason
             )?,
             None => writeln!(out, "    guess: none")?,
+        }
+        if let Some(a) = &p.answers {
+            writeln!(out, "    answers: {a}")?;
         }
     }
     Ok(())

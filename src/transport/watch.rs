@@ -111,6 +111,13 @@ pub fn run(args: &WatchArgs, out: &mut dyn Write) -> Result<(), WatchError> {
                     Some(BoardMessage::Note { at, text }) => {
                         eprintln!("eboard: [{}] {text}", stamp(at));
                     }
+                    Some(BoardMessage::Family { at, protocol }) => {
+                        let family = super::probe::family_name(protocol);
+                        eprintln!("eboard: [{}] {}: answers as {family}", stamp(at), args.port);
+                    }
+                    Some(BoardMessage::Alert { at, kind, message }) => {
+                        eprintln!("eboard: [{}] {kind}: {message}", stamp(at));
+                    }
                 },
                 // The last state of the board is read once it has stood
                 // long enough, even if nothing else happens. Only then: the

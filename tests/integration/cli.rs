@@ -61,10 +61,12 @@ fn stdin_errors_name_stdin() {
 fn missing_file_is_status_2() {
     let out = eboard(&["replay", "no/such/file.board"], None);
     assert_eq!(out.status.code(), Some(2));
+    // Named in full, with what it was for, and the reason in words.
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with("eboard: board script /"), "{err}");
     assert!(
-        String::from_utf8(out.stderr)
-            .unwrap()
-            .contains("no/such/file.board")
+        err.trim_end().ends_with("no/such/file.board: no such file"),
+        "{err}"
     );
 }
 

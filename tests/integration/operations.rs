@@ -12,9 +12,8 @@ use std::{
 use eboard::pgn::read_games;
 
 use crate::{
-    daemon::{Daemon, demo_games, run_args, sans},
+    daemon::{Daemon, demo_games, sans},
     lichess::token_file,
-    util::root,
 };
 
 /// `--listen localhost:PORT` is resolved, not refused as "invalid socket
@@ -113,39 +112,6 @@ fn issue_11_the_dashboard_has_a_favicon() {
     assert_eq!(r.status, 200);
     assert_eq!(r.headers["content-type"], "image/svg+xml");
     assert!(r.body.starts_with("<svg"), "{}", r.body);
-}
-
-/// Hardware boards are read (`dgt:`, `millennium:`, `certabo:`); the docs
-/// and the error for a `serial:` source must not say otherwise.
-#[test]
-fn issue_11_a_serial_source_asks_for_the_board_family() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("event.toml");
-    std::fs::write(
-        &config,
-        "event = \"Serial Cup\"\nround = \"1\"\n\n[[board]]\nid = 1\nsource = \"serial:/dev/ttyUSB0\"\nwhite = { name = \"A\" }\nblack = { name = \"B\" }\n",
-    )
-    .unwrap();
-    let data = dir.path().join("data");
-    let out = Command::new(env!("CARGO_BIN_EXE_eboard"))
-        .args(run_args(&config, &data, "1"))
-        .args(["--listen", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("dgt:PORT"), "{stderr}");
-    assert!(stderr.contains("certabo:PORT"), "{stderr}");
-    assert!(!stderr.contains("not yet supported"), "{stderr}");
-
-    let example = std::fs::read_to_string(root().join("pgn/event.example.toml")).unwrap();
-    for stale in ["not yet supported", "refuses to start"] {
-        assert!(!example.contains(stale), "event.example.toml: {stale}");
-    }
-    for source in ["dgt:PORT", "millennium:PORT", "certabo:PORT"] {
-        assert!(example.contains(source), "event.example.toml: {source}");
-    }
 }
 
 /// The demo plays its round again once every game is over, so someone who
