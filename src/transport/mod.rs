@@ -523,7 +523,6 @@ impl Reader {
             let port = match self.open() {
                 Ok(port) => port,
                 Err(e) => {
-                    failing.failed(&self, &e.to_string());
                     attempt += 1;
                     let retry_in = self.config.backoff.delay(attempt);
                     let mut error = e.to_string();
@@ -531,6 +530,7 @@ impl Reader {
                         // The usual cause on Linux, and easy to fix.
                         error.push_str(" (on Linux: is the user in the dialout group?)");
                     }
+                    failing.failed(&self, &error);
                     self.state(ConnectionState::Reconnecting {
                         attempt,
                         retry_in,
