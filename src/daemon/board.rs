@@ -973,6 +973,7 @@ mod tests {
         let mut out = Vec::new();
         for l in parse_script("t", script).unwrap() {
             let line = JournalLine {
+                round: None,
                 seq: state.seq() + 1,
                 g: 0,
                 at: l.event.at,
@@ -987,6 +988,7 @@ mod tests {
         let at = state.last_at();
         state.check(&action, at).unwrap();
         let line = JournalLine {
+            round: None,
             seq: state.seq() + 1,
             g: 0,
             at,
@@ -1011,6 +1013,7 @@ mod tests {
         assert_eq!((check.game, check.ply), (0, 1));
         assert_eq!(s.published_plies(), 0, "g5 waits for its verdict");
         let line = JournalLine {
+            round: None,
             seq: s.seq() + 1,
             g: 0,
             at: 4000,
@@ -1051,6 +1054,7 @@ mod tests {
     fn issue_14_a_dead_verdict_for_a_corrected_move_is_dropped() {
         const E4: &str = "@1000 lift e2\n@1300 place e4\n@1500 press white\n";
         let verdict = |s: &BoardState, position: Option<String>| JournalLine {
+            round: None,
             seq: s.seq() + 1,
             g: 0,
             at: 4000,
@@ -1149,6 +1153,7 @@ mod tests {
         let check = s.next_mate_check().expect("the resignation waits");
         assert_eq!((check.ply, check.side), (2, Color::White));
         let line = JournalLine {
+            round: None,
             seq: s.seq() + 1,
             g: 0,
             at: s.last_at(),
@@ -1188,6 +1193,7 @@ mod tests {
     #[test]
     fn a_journaled_alert_is_raised_and_acknowledged() {
         let alert_line = |s: &BoardState, kind: &str| JournalLine {
+            round: None,
             seq: s.seq() + 1,
             g: 0,
             at: s.last_at(),

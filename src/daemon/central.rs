@@ -285,6 +285,7 @@ impl Applier {
             "arbiter action from {node}"
         );
         let line = JournalLine {
+            round: None,
             seq: b.state.seq(),
             g: seq,
             at,
@@ -581,8 +582,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
             })
             .0,
         };
-        let first = board.snapshot();
-        let (snap_tx, snap_rx) = watch::channel(first);
+        let (snap_tx, snap_rx) = watch::channel(board.snapshot());
         board.snapshot = snap_tx;
         boards.insert(*id, board);
         let (tx, mut rx) = mpsc::channel::<Command>(64);
@@ -647,6 +647,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         token_created,
         lock: None,
         lichess,
+        stopping: None,
     })
 }
 
@@ -721,6 +722,7 @@ mod tests {
 
     fn line(seq: u64) -> JournalLine {
         JournalLine {
+            round: None,
             seq,
             g: 0,
             at: seq * 10,

@@ -134,8 +134,25 @@ pub fn spawn(
     hub: Arc<Hub>,
     probe: Option<AckProbe>,
 ) -> tokio::task::JoinHandle<()> {
+    let (finish, finishing) = tokio::sync::watch::channel(false);
+    // Never set: this publisher runs as long as the runtime.
+    std::mem::forget(finish);
+    spawn_until(settings, journals, hub, probe, finishing)
+}
+
+/// [`spawn`], ending once `finish` is set and every line the boards
+/// synced by then is acknowledged by the broker: a hall stopping cleanly
+/// publishes its last lines before it exits (set `finish` after the boards
+/// have stopped, and bound the wait: the broker may be away).
+pub fn spawn_until(
+    settings: NatsSettings,
+    journals: Vec<(u32, PathBuf)>,
+    hub: Arc<Hub>,
+    probe: Option<AckProbe>,
+    finish: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        if let Err(e) = run(settings, journals, hub, probe).await {
+        if let Err(e) = run(settings, journals, hub, probe, finish).await {
             tracing::error!("publishing stopped: {e}");
         }
     })
@@ -146,6 +163,7 @@ async fn run(
     journals: Vec<(u32, PathBuf)>,
     hub: Arc<Hub>,
     probe: Option<AckProbe>,
+    mut finish: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), super::DaemonError> {
     let client = settings.connect().await?;
     let js = jetstream::new(client);
@@ -203,8 +221,13 @@ async fn run(
         .map_err(|e| super::DaemonError::Usage(format!("publisher: {e}")))?;
         let waiting: usize = tails.iter().map(|t| t.queued.len()).sum();
         if waiting == 0 {
+            // Read after the stop: nothing is left to publish.
+            if *finish.borrow() {
+                return Ok(());
+            }
             tokio::select! {
                 _ = wake.recv() => {}
+                _ = finish.changed() => {}
                 () = tokio::time::sleep(POLL) => {}
             }
             continue;
