@@ -651,6 +651,9 @@ fn open_journals(
     check_shared_numbers(&numbers)?;
     drop(numbers);
     manifest.boards.extend(spec.boards.iter().map(|b| b.id));
+    if manifest.instance.is_none() {
+        manifest.instance = Some(new_instance()?);
+    }
     write_manifest(manifest_path, &manifest)?;
     Ok(Opened {
         replayed,
@@ -673,6 +676,23 @@ pub struct Manifest {
     /// refused. Absent from lists written before it was recorded.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub journals: BTreeMap<u32, Known>,
+    /// This data directory's instance id: random, made with it (see
+    /// [`nats::INSTANCE_HEADER`]). Absent from lists written before it
+    /// was recorded: made at the next start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+}
+
+/// A new instance id: 16 random bytes from the operating system, as hex.
+fn new_instance() -> Result<String, DaemonError> {
+    let mut bytes = [0u8; 16];
+    rand::TryRngCore::try_fill_bytes(&mut rand::rngs::OsRng, &mut bytes).map_err(|e| {
+        DaemonError::Io {
+            path: PathBuf::from("<random instance id>"),
+            source: std::io::Error::other(e.to_string()),
+        }
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// What a journal held at a clean start or stop.
@@ -1155,6 +1175,8 @@ pub fn run(args: &RunArgs) -> Result<(), DaemonError> {
             })
             .collect();
         let (finish, finishing) = tokio::sync::watch::channel(false);
+        let mut nats = nats;
+        nats.instance = read_manifest(&data_dir.join(MANIFEST))?.instance;
         let publisher =
             publish::spawn_until(nats, journals, Arc::clone(&daemon.hub), None, finishing);
         until_stopped().await;

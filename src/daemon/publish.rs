@@ -26,7 +26,7 @@ use bytes::Bytes;
 
 use super::{
     hub::Hub,
-    nats::{NODE_HEADER, NatsSettings},
+    nats::{INSTANCE_HEADER, NODE_HEADER, NatsSettings},
 };
 
 /// Lines of one board read but not yet acknowledged, at most.
@@ -256,10 +256,15 @@ async fn cursors(
     for t in tails.iter_mut() {
         match stream.get_last_raw_message_by_subject(&t.subject).await {
             Ok(msg) => {
+                // A message of the same node from another instance is a
+                // replaced hall's: this one publishes its journals from
+                // their first line (the central starts them as new games).
+                let instance = msg.headers.get(INSTANCE_HEADER).map(|v| v.as_str());
                 let ours = msg
                     .headers
                     .get(NODE_HEADER)
-                    .is_some_and(|v| v.as_str() == settings.node);
+                    .is_some_and(|v| v.as_str() == settings.node)
+                    && (instance.is_none() || instance == settings.instance.as_deref());
                 let seq = serde_json::from_slice::<SeqOnly>(&msg.payload)
                     .map(|l| l.seq)
                     .unwrap_or(0);
@@ -295,6 +300,10 @@ async fn send(
                 .payload(line.clone())
                 .message_id(settings.line_id(t.board, *seq))
                 .header(NODE_HEADER, settings.node.as_str());
+            let message = match &settings.instance {
+                Some(instance) => message.header(INSTANCE_HEADER, instance.as_str()),
+                None => message,
+            };
             let attempt = tokio::time::timeout(
                 Duration::from_secs(5),
                 js.send_publish(t.subject.clone(), message),
