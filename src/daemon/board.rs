@@ -560,6 +560,9 @@ impl BoardState {
             Action::Position { fen } if fen.len() > 120 => {
                 Err(ActionError::Invalid("a FEN has at most 120 bytes".into()))
             }
+            Action::Position { fen } if super::values::check_halfmove_clock(fen).is_err() => Err(
+                ActionError::Invalid(super::values::check_halfmove_clock(fen).unwrap_err()),
+            ),
             Action::Moves { .. } | Action::Choose { .. } | Action::Position { .. } => {
                 let mut probe = self.engine.clone();
                 probe.drain_events();
@@ -568,11 +571,8 @@ impl BoardState {
             }
             Action::Players { white, black } => {
                 for p in [white, black].into_iter().flatten() {
-                    if p.name.trim().is_empty() || p.name.len() > 200 {
-                        return Err(ActionError::Invalid(
-                            "a player's name must have 1 to 200 bytes".into(),
-                        ));
-                    }
+                    super::values::check_name("a player's name", &p.name)
+                        .map_err(ActionError::Invalid)?;
                     if p.title.as_ref().is_some_and(|t| t.len() > 10) {
                         return Err(ActionError::Invalid("a title has at most 10 bytes".into()));
                     }

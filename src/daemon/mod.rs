@@ -33,6 +33,7 @@ pub mod lock;
 pub mod nats;
 pub mod publish;
 pub mod server;
+pub mod values;
 
 use std::{
     collections::HashMap,
@@ -945,7 +946,22 @@ pub fn round_and_engine(
             .unwrap_or(defaults.rules),
         ..defaults
     };
+    check_flags(&round, engine.settle_ms)?;
     Ok((round, engine))
+}
+
+/// Checks the round's values after the flags overrode the config's, as
+/// the config and the actions are checked (see [`values`]).
+fn check_flags(round: &RoundInfo, settle_ms: u64) -> Result<(), DaemonError> {
+    values::check_name("--event", &round.event).map_err(DaemonError::Usage)?;
+    if let Some(site) = &round.site {
+        values::check_name("--site", site).map_err(DaemonError::Usage)?;
+    }
+    values::check_name("--round", &round.round).map_err(DaemonError::Usage)?;
+    if let Some(tc) = &round.time_control {
+        values::check_time_control(tc).map_err(DaemonError::Usage)?;
+    }
+    values::check_settle_ms(settle_ms).map_err(DaemonError::Usage)
 }
 
 /// The daemon's spec from a config file and the flags that override it.
