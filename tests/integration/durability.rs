@@ -201,3 +201,44 @@ fn journals_cut_copied_or_edited_are_refused_with_file_and_line() {
     let d = Daemon::start_logged(&args, Stdio::null());
     d.kill();
 }
+
+/// Fault 4: one client cannot hold the whole connection cap. A peer
+/// (127.0.0.2) that opens more half-sent requests than its share is
+/// answered 503 on the extra one at once, and another client (127.0.0.1)
+/// is served meanwhile.
+#[test]
+fn one_client_cannot_hold_every_connection() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = script_board(dir.path(), "Many Cup", SLOW);
+    let d = Daemon::start_logged(&run_args(&config, &data, "1"), Stdio::null());
+    let addr: std::net::SocketAddr = d.addr.parse().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let open = || {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+        let stream = runtime.block_on(socket.connect(addr)).unwrap();
+        let mut s = stream.into_std().unwrap();
+        s.set_nonblocking(false).unwrap();
+        s.write_all(b"GET /boards HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            .unwrap();
+        s
+    };
+    let held: Vec<_> = (0..eboard::daemon::server::MAX_PER_CLIENT)
+        .map(|_| open())
+        .collect();
+    let mut extra = open();
+    extra
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut answer = String::new();
+    let _ = extra.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("connections"), "{answer}");
+    assert_eq!(d.get("/boards").status, 200, "another client is served");
+    drop(held);
+    d.kill();
+}
