@@ -113,6 +113,10 @@ pub struct RecordedMove {
 pub struct Game {
     /// PGN tags given for the game (`White`, `Black`, ...).
     pub tags: Vec<(String, String)>,
+    /// Where each tag name is in `tags`: a tag is set in constant time,
+    /// however many distinct tags came before (rebuilt when `tags` was
+    /// changed directly).
+    tag_index: std::collections::HashMap<String, usize>,
     setup: Option<Fen>,
     positions: Vec<Chess>,
     /// For each position, its identity under Art. 9.2.2 (same player to
@@ -182,6 +186,7 @@ impl Game {
         };
         Game {
             tags: Vec::new(),
+            tag_index: Default::default(),
             setup,
             keys: vec![position_key(&start)],
             positions: vec![start],
@@ -281,9 +286,25 @@ impl Game {
 
     /// Sets a PGN tag, replacing an earlier value.
     pub fn set_tag(&mut self, name: &str, value: &str) {
-        match self.tags.iter_mut().find(|(n, _)| n == name) {
-            Some(tag) => tag.1 = value.to_owned(),
-            None => self.tags.push((name.to_owned(), value.to_owned())),
+        let stale = self.tag_index.len() != self.tags.len()
+            || self
+                .tag_index
+                .get(name)
+                .is_some_and(|&i| self.tags.get(i).is_none_or(|(n, _)| n != name));
+        if stale {
+            self.tag_index = self
+                .tags
+                .iter()
+                .enumerate()
+                .map(|(i, (n, _))| (n.clone(), i))
+                .collect();
+        }
+        match self.tag_index.get(name) {
+            Some(&i) => self.tags[i].1 = value.to_owned(),
+            None => {
+                self.tag_index.insert(name.to_owned(), self.tags.len());
+                self.tags.push((name.to_owned(), value.to_owned()));
+            }
         }
     }
 
@@ -495,6 +516,27 @@ pub fn position_key(pos: &Chess) -> u64 {
 mod tests {
     use super::*;
     use crate::test_support::position;
+
+    /// Issue 38, fault 7: tags set through the index keep their order and
+    /// replace earlier values, also after `tags` was changed directly.
+    #[test]
+    fn tags_replace_in_place_and_keep_their_order() {
+        let mut game = Game::new(Chess::default(), 0);
+        for i in 0..1000 {
+            game.set_tag(&format!("T{i}"), "a");
+        }
+        game.set_tag("T500", "b");
+        game.set_tag("White", "W");
+        assert_eq!(game.tags.len(), 1001);
+        assert_eq!(game.tags[500], ("T500".into(), "b".into()));
+        assert_eq!(game.tags[1000], ("White".into(), "W".into()));
+        game.tags.remove(0);
+        game.set_tag("T1", "c");
+        game.set_tag("T0", "d");
+        assert_eq!(game.tags[0], ("T1".into(), "c".into()));
+        assert_eq!(game.tags.last(), Some(&("T0".into(), "d".into())));
+        assert_eq!(game.tags.len(), 1001);
+    }
 
     /// The move `uci` in `fen`, recorded: its SAN with suffix, and whether
     /// the side to move is then without a legal move.

@@ -22,8 +22,9 @@ use crate::{
 use super::{
     action::Action,
     board::{ActionError, BoardState, Snapshot},
+    commit::Committer,
     hub::{Hub, Payload, Ticket},
-    journal::{Connection, Entry, Journal, JournalError, JournalLine, JournalState},
+    journal::{Connection, Entry, Journal, JournalError, JournalLine, JournalState, RoundName},
 };
 
 /// How often an idle board checks that its journal is still in place.
@@ -161,14 +162,38 @@ pub struct RunOptions {
     pub speed: f64,
 }
 
-/// Starts a board's actor on the current tokio runtime.
+/// What a board's actor needs from the daemon.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    /// Orders and fans out what the boards derive.
+    pub hub: Arc<Hub>,
+    /// Writes and syncs the journal lines.
+    pub committer: Committer,
+    /// Set when the daemon stops: the board finishes the input it is
+    /// journaling and publishing, then ends.
+    pub stop: watch::Receiver<bool>,
+    /// The round, named on each journal's first line.
+    pub round: RoundName,
+}
+
+/// Starts a board's actor on the current tokio runtime; the task ends when
+/// `shared.stop` is set, with every line it took journaled and published.
 pub fn spawn(
     mut state: BoardState,
     journal: Journal,
-    hub: Arc<Hub>,
+    shared: Shared,
     feed: Feed,
     opts: RunOptions,
-) -> BoardHandle {
+) -> (
+    BoardHandle,
+    tokio::task::JoinHandle<Option<(u32, super::Known)>>,
+) {
+    let Shared {
+        hub,
+        committer,
+        stop,
+        round,
+    } = shared;
     let (tx, rx) = mpsc::channel(64);
     let (snap_tx, snap_rx) = watch::channel(state.snapshot());
     let id = state.id();
@@ -210,6 +235,9 @@ pub fn spawn(
         state,
         journal: Some(journal),
         hub,
+        committer,
+        stop,
+        round,
         sim,
         reader,
         snapshot: snap_tx,
@@ -219,12 +247,15 @@ pub fn spawn(
         verdicts: mpsc::unbounded_channel(),
         analysing: 0,
     };
-    tokio::spawn(actor.run());
-    BoardHandle {
-        id,
-        tx,
-        snapshot: snap_rx,
-    }
+    let task = tokio::spawn(actor.run());
+    (
+        BoardHandle {
+            id,
+            tx,
+            snapshot: snap_rx,
+        },
+        task,
+    )
 }
 
 /// How many full analyses of one kind run at once, for all boards: one
@@ -368,6 +399,9 @@ struct Actor {
     state: BoardState,
     journal: Option<Journal>,
     hub: Arc<Hub>,
+    committer: Committer,
+    stop: watch::Receiver<bool>,
+    round: RoundName,
     sim: Sim,
     reader: Option<crate::transport::ReaderHandle>,
     snapshot: watch::Sender<Snapshot>,
@@ -390,9 +424,12 @@ struct Failure {
     attempts: u32,
     /// When to try again.
     retry_at: Instant,
-    /// Lines already applied and published, to be journaled first, in order
-    /// and with their numbers (the failure's own record among them).
-    pending: Vec<JournalLine>,
+    /// Lines already applied but not published, to be journaled first, in
+    /// order and with their `seq` (the failure's own record among them),
+    /// with what they derived: they get their global number, and their
+    /// events are published, only once they are on disk, so that an event
+    /// id is never given to something a crash could lose.
+    pending: Vec<(JournalLine, Vec<Payload>)>,
     /// A live board's event taken before its write failed: journaled and
     /// applied after them. The events after it wait in the reader's channel.
     held: Option<(Entry, Millis)>,
@@ -408,7 +445,9 @@ enum Unwritten {
 }
 
 impl Actor {
-    async fn run(mut self) {
+    /// Runs the board until the daemon stops; returns what its journal
+    /// holds then (`None`: the journal is failing or lost).
+    async fn run(mut self) -> Option<(u32, super::Known)> {
         // The daemon stopped while the journal was failing: it works now.
         if self.state.journal_failed().is_some() {
             let entry = Entry::Journal {
@@ -433,8 +472,12 @@ impl Actor {
             let step = step.filter(|(_, step)| !matches!(step, Step::End) || self.analysing == 0);
             let due = step.as_ref().map(|(due, _)| *due);
             let retry = self.failed.as_ref().map(|f| f.retry_at);
+            if *self.stop.borrow() {
+                break;
+            }
             tokio::select! {
                 biased;
+                _ = self.stop.changed() => break,
                 cmd = self.rx.recv() => match cmd {
                     Some(cmd) => self.command(cmd).await,
                     None => break,
@@ -459,6 +502,14 @@ impl Actor {
                 }
             }
         }
+        let journal = self.journal.as_ref().filter(|_| self.failed.is_none())?;
+        Some((
+            self.state.id(),
+            super::Known {
+                len: journal.len(),
+                seq: self.state.seq(),
+            },
+        ))
     }
 
     /// Sends the positions that need the full dead-position analysis to
@@ -490,6 +541,8 @@ impl Actor {
     fn check_journal(&mut self) {
         self.next_check = Instant::now() + JOURNAL_CHECK;
         let checked = match &self.journal {
+            // Written to lately: the writer checked it.
+            Some(journal) if !journal.check_due(JOURNAL_CHECK) => return,
             Some(journal) => journal.check(),
             None => return,
         };
@@ -510,10 +563,11 @@ impl Actor {
             board = self.state.id(),
             "journal failed, the board waits until it can be written: {error}"
         );
-        let ticket = self.hub.reserve(std::time::Instant::now());
+        // Numbered when it is written (see `Failure::pending`).
         let record = JournalLine {
+            round: self.first_line(self.state.seq() + 1),
             seq: self.state.seq() + 1,
-            g: ticket.g(),
+            g: 0,
             at: self.state.last_at(),
             entry: Entry::Journal {
                 state: JournalState::Failed,
@@ -521,12 +575,14 @@ impl Actor {
             },
         };
         let payloads = self.state.apply(&record);
-        self.publish(ticket, payloads);
+        // The snapshot (`/boards`) shows the failure at once; its events
+        // wait for the disk.
+        self.snapshot.send_replace(self.state.snapshot());
         self.failed = Some(Failure {
             error,
             attempts: 0,
             retry_at: Instant::now() + RETRY_FIRST,
-            pending: vec![record],
+            pending: vec![(record, payloads)],
             held: None,
         });
     }
@@ -543,28 +599,26 @@ impl Actor {
             self.failed = Some(failure);
             return;
         };
-        let pending = std::mem::take(&mut failure.pending);
         let joined = tokio::task::spawn_blocking(move || {
-            let mut written = 0;
-            let result = journal.repair().and_then(|repaired| {
-                for line in &pending {
-                    journal.append(line)?;
-                    written += 1;
-                }
-                Ok(repaired)
-            });
-            (journal, pending, written, result)
+            let result = journal.repair();
+            (journal, result)
         })
         .await;
-        let Ok((journal, mut pending, written, result)) = joined else {
+        let Ok((journal, repaired)) = joined else {
             failure.retry_at = Instant::now() + RETRY_MAX;
             self.failed = Some(failure);
             return;
         };
         self.journal = Some(journal);
-        pending.drain(..written);
-        match result {
-            Ok(repaired) => {
+        let written = match repaired {
+            Ok(repaired) => self
+                .write_pending(&mut failure)
+                .await
+                .map(|n| (repaired, n)),
+            Err(e) => Err(e),
+        };
+        match written {
+            Ok((repaired, written)) => {
                 tracing::info!(
                     board = self.state.id(),
                     "journal restored after {} attempt(s): {repaired}",
@@ -592,10 +646,26 @@ impl Actor {
                     .saturating_mul(1 << failure.attempts.min(8))
                     .min(RETRY_MAX);
                 failure.retry_at = Instant::now() + wait;
-                failure.pending = pending;
                 self.failed = Some(failure);
             }
         }
+    }
+
+    /// Journals the lines that waited for the journal, each numbered now
+    /// and published once on disk; returns how many.
+    async fn write_pending(&mut self, failure: &mut Failure) -> Result<usize, JournalError> {
+        let mut written = 0;
+        while let Some((line, _)) = failure.pending.first_mut() {
+            let ticket = self.hub.reserve(std::time::Instant::now());
+            line.g = ticket.g();
+            let line = line.clone();
+            // On failure the number is given up with the ticket.
+            self.append(&line).await?;
+            let (_, payloads) = failure.pending.remove(0);
+            self.publish(ticket, payloads);
+            written += 1;
+        }
+        Ok(written)
     }
 
     async fn command(&mut self, cmd: Command) {
@@ -715,21 +785,25 @@ impl Actor {
                 };
                 let ticket = self.hub.reserve(entered);
                 let line = JournalLine {
+                    round: self.first_line(self.state.seq() + 1),
                     seq: self.state.seq() + 1,
                     g: ticket.g(),
                     at: t,
                     entry: Entry::Tick,
                 };
                 // The board has read itself already: a tick that cannot be
-                // journaled now is published and journaled first when the
-                // journal works again, with its number.
+                // journaled now is journaled first when the journal works
+                // again, and published then.
                 let written = self.append(&line).await;
                 self.state.note_tick(&line);
-                self.publish(ticket, payloads);
-                if let Err(e) = written {
-                    self.fail(&e);
-                    if let Some(f) = &mut self.failed {
-                        f.pending.insert(f.pending.len() - 1, line);
+                match written {
+                    Ok(()) => self.publish(ticket, payloads),
+                    Err(e) => {
+                        drop(ticket);
+                        self.fail(&e);
+                        if let Some(f) = &mut self.failed {
+                            f.pending.insert(f.pending.len() - 1, (line, payloads));
+                        }
                     }
                 }
             }
@@ -843,6 +917,7 @@ impl Actor {
     ) -> Option<(Ticket, JournalLine)> {
         let ticket = self.hub.reserve(entered);
         let line = JournalLine {
+            round: self.first_line(self.state.seq() + 1),
             seq: self.state.seq() + 1,
             g: ticket.g(),
             at,
@@ -862,29 +937,22 @@ impl Actor {
         }
     }
 
-    /// Appends a line off the async workers.
+    /// Appends a line with the next group commit (see [`super::commit`]).
     async fn append(&mut self, line: &JournalLine) -> Result<(), JournalError> {
         let lost = || JournalError::Io {
             path: format!("journal of board {}", self.state.id()).into(),
             source: std::io::Error::other("the journal was lost with a failed writer"),
         };
-        let mut journal = self.journal.take().ok_or_else(lost)?;
-        let written = line.clone();
-        let joined = tokio::task::spawn_blocking(move || {
-            let result = journal.append(&written);
-            (journal, result)
-        })
-        .await;
-        match joined {
-            Ok((journal, result)) => {
-                self.journal = Some(journal);
-                result
-            }
-            Err(e) => Err(JournalError::Io {
-                path: format!("journal of board {}", self.state.id()).into(),
-                source: std::io::Error::other(e.to_string()),
-            }),
-        }
+        let journal = self.journal.take().ok_or_else(lost)?;
+        let (journal, result) = self.committer.append(journal, line).await?;
+        self.journal = Some(journal);
+        result
+    }
+
+    /// The round's name for the journal's first line (`seq` 1), `None` on
+    /// the others.
+    fn first_line(&self, seq: u64) -> Option<RoundName> {
+        (seq == 1).then(|| self.round.clone())
     }
 
     fn publish(&mut self, ticket: Ticket, payloads: Vec<Payload>) {

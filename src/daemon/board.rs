@@ -569,6 +569,9 @@ impl BoardState {
             Action::Position { fen } if fen.len() > 120 => {
                 Err(ActionError::Invalid("a FEN has at most 120 bytes".into()))
             }
+            Action::Position { fen } if super::values::check_halfmove_clock(fen).is_err() => Err(
+                ActionError::Invalid(super::values::check_halfmove_clock(fen).unwrap_err()),
+            ),
             Action::Moves { .. } | Action::Choose { .. } | Action::Position { .. } => {
                 let mut probe = self.engine.clone();
                 probe.drain_events();
@@ -577,11 +580,8 @@ impl BoardState {
             }
             Action::Players { white, black } => {
                 for p in [white, black].into_iter().flatten() {
-                    if p.name.trim().is_empty() || p.name.len() > 200 {
-                        return Err(ActionError::Invalid(
-                            "a player's name must have 1 to 200 bytes".into(),
-                        ));
-                    }
+                    super::values::check_name("a player's name", &p.name)
+                        .map_err(ActionError::Invalid)?;
                     if p.title.as_ref().is_some_and(|t| t.len() > 10) {
                         return Err(ActionError::Invalid("a title has at most 10 bytes".into()));
                     }
@@ -983,6 +983,7 @@ mod tests {
         let mut out = Vec::new();
         for l in parse_script("t", script).unwrap() {
             let line = JournalLine {
+                round: None,
                 seq: state.seq() + 1,
                 g: 0,
                 at: l.event.at,
@@ -997,6 +998,7 @@ mod tests {
         let at = state.last_at();
         state.check(&action, at).unwrap();
         let line = JournalLine {
+            round: None,
             seq: state.seq() + 1,
             g: 0,
             at,
@@ -1021,6 +1023,7 @@ mod tests {
         assert_eq!((check.game, check.ply), (0, 1));
         assert_eq!(s.published_plies(), 0, "g5 waits for its verdict");
         let line = JournalLine {
+            round: None,
             seq: s.seq() + 1,
             g: 0,
             at: 4000,
@@ -1061,6 +1064,7 @@ mod tests {
     fn issue_14_a_dead_verdict_for_a_corrected_move_is_dropped() {
         const E4: &str = "@1000 lift e2\n@1300 place e4\n@1500 press white\n";
         let verdict = |s: &BoardState, position: Option<String>| JournalLine {
+            round: None,
             seq: s.seq() + 1,
             g: 0,
             at: 4000,
@@ -1159,6 +1163,7 @@ mod tests {
         let check = s.next_mate_check().expect("the resignation waits");
         assert_eq!((check.ply, check.side), (2, Color::White));
         let line = JournalLine {
+            round: None,
             seq: s.seq() + 1,
             g: 0,
             at: s.last_at(),
@@ -1198,6 +1203,7 @@ mod tests {
     #[test]
     fn a_journaled_alert_is_raised_and_acknowledged() {
         let alert_line = |s: &BoardState, kind: &str| JournalLine {
+            round: None,
             seq: s.seq() + 1,
             g: 0,
             at: s.last_at(),

@@ -43,7 +43,7 @@ use super::{
     hub::{Hub, Payload},
     journal::{Entry, JournalLine},
     load_or_create_token,
-    nats::{NODE_HEADER, NatsSettings, Subject},
+    nats::{INSTANCE_HEADER, NODE_HEADER, NatsSettings, Subject},
     round_and_engine,
 };
 
@@ -102,6 +102,10 @@ struct Board {
     state: BoardState,
     /// The hall node whose lines make the board.
     node: Option<String>,
+    /// That node's instance (see [`INSTANCE_HEADER`]), once it sent one.
+    instance: Option<String>,
+    /// The board as it starts: a replaced hall's board starts again so.
+    fresh: BoardState,
     /// Other nodes that published this board number (alerted once each).
     rivals: HashSet<String>,
     /// Puts the board's lines in their journal order.
@@ -110,6 +114,76 @@ struct Board {
 }
 
 impl Board {
+    /// A board of the round file, not yet published by any hall.
+    fn new(state: BoardState) -> Board {
+        let mut board = Board {
+            fresh: state.clone(),
+            state,
+            node: None,
+            instance: None,
+            rivals: HashSet::new(),
+            order: Sequencer::default(),
+            snapshot: watch::channel(Snapshot {
+                summary: Arc::new(json!({})),
+                pgn: Arc::from(""),
+            })
+            .0,
+        };
+        let first = board.snapshot();
+        board.snapshot.send_replace(first);
+        board
+    }
+
+    /// Its hall node was replaced (same name, another instance: a new PC
+    /// or a fresh data directory): the board starts again as a new game
+    /// from the new instance's lines, never spliced into the old one's,
+    /// with a `hall_replaced` alert. An instance first seen on the line
+    /// that continues the board is the same hall, upgraded.
+    fn replaced(
+        &mut self,
+        n: u32,
+        node: &str,
+        instance: Option<&str>,
+        line: &JournalLine,
+    ) -> Vec<Payload> {
+        let Some(new) = instance else {
+            return Vec::new();
+        };
+        match self.instance.as_deref() {
+            Some(old) if old == new => return Vec::new(),
+            None if line.seq == self.state.seq() + 1 => {
+                self.instance = Some(new.to_owned());
+                return Vec::new();
+            }
+            _ => {}
+        }
+        let message = format!(
+            "hall node {node} was replaced (a new instance, {new}): board {n} starts again as a new game from its lines; the old game's lines stay in the stream"
+        );
+        tracing::error!("{message}");
+        self.instance = Some(new.to_owned());
+        self.state = self.fresh.clone();
+        self.order = Sequencer::default();
+        self.state.raise_alert("hall_replaced", message)
+    }
+
+    /// Applies a line of the board's owner (numbered `g` in the stream),
+    /// in journal order.
+    fn take_line(
+        &mut self,
+        n: u32,
+        (node, instance): (&str, Option<&str>),
+        line: JournalLine,
+        g: u64,
+    ) -> Vec<Payload> {
+        let mut out = self.replaced(n, node, instance, &line);
+        for mut line in self.order.take(n, line, self.state.seq() + 1) {
+            line.g = g;
+            out.extend(self.state.apply(&line));
+        }
+        out
+    }
+
     fn snapshot(&mut self) -> Snapshot {
         let mut s = self.state.snapshot();
         let mut summary = (*s.summary).clone();
@@ -180,20 +254,33 @@ struct Applier {
 
 impl Applier {
     /// Applies one message of the stream.
-    fn message(&mut self, seq: u64, subject: &str, node: &str, request: Option<&str>, body: &[u8]) {
+    fn message(
+        &mut self,
+        seq: u64,
+        subject: &str,
+        (node, instance): (&str, Option<&str>),
+        request: Option<&str>,
+        body: &[u8],
+    ) {
         if seq <= self.last {
             return;
         }
         self.last = seq;
         let payloads = match self.settings.parse_subject(subject) {
-            Some(Subject::Board(n)) => self.board_line(seq, n, node, body),
+            Some(Subject::Board(n)) => self.board_line(seq, n, (node, instance), body),
             Some(Subject::Action(n)) => self.action(seq, n, node, request, body),
             None => Vec::new(),
         };
         self.hub.publish_at(seq, payloads);
     }
 
-    fn board_line(&mut self, seq: u64, n: u32, node: &str, body: &[u8]) -> Vec<Payload> {
+    fn board_line(
+        &mut self,
+        seq: u64,
+        n: u32,
+        (node, instance): (&str, Option<&str>),
+        body: &[u8],
+    ) -> Vec<Payload> {
         let Some(b) = self.boards.get_mut(&n) else {
             if self.unknown.insert(n) {
                 tracing::warn!(
@@ -229,11 +316,7 @@ impl Applier {
             }
             Some(_) => {}
         }
-        let mut out = Vec::new();
-        for mut line in b.order.take(n, line, b.state.seq() + 1) {
-            line.g = seq;
-            out.extend(b.state.apply(&line));
-        }
+        let out = b.take_line(n, (node, instance), line, seq);
         if !out.is_empty() {
             let snap = b.snapshot();
             b.snapshot.send_replace(snap);
@@ -285,6 +368,7 @@ impl Applier {
             "arbiter action from {node}"
         );
         let line = JournalLine {
+            round: None,
             seq: b.state.seq(),
             g: seq,
             at,
@@ -508,7 +592,13 @@ async fn follow(
                             .and_then(|h| h.get(NODE_HEADER))
                             .map_or("?", |v| v.as_str())
                             .to_owned();
-                        applier.message(seq, m.subject.as_str(), &node, None, &m.payload);
+                        let instance = m
+                            .headers
+                            .as_ref()
+                            .and_then(|h| h.get(INSTANCE_HEADER))
+                            .map(|v| v.as_str().to_owned());
+                        let from = (node.as_str(), instance.as_deref());
+                        applier.message(seq, m.subject.as_str(), from, None, &m.payload);
                         notify_caught_up(&mut caught_up, applier.last, false);
                     }
                     // The broker restarted, the consumer is gone, ...: read
@@ -570,20 +660,8 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
             white.clone(),
             black.clone(),
         );
-        let mut board = Board {
-            state,
-            node: None,
-            rivals: HashSet::new(),
-            order: Sequencer::default(),
-            snapshot: watch::channel(Snapshot {
-                summary: Arc::new(json!({})),
-                pgn: Arc::from(""),
-            })
-            .0,
-        };
-        let first = board.snapshot();
-        let (snap_tx, snap_rx) = watch::channel(first);
-        board.snapshot = snap_tx;
+        let board = Board::new(state);
+        let snap_rx = board.snapshot.subscribe();
         boards.insert(*id, board);
         let (tx, mut rx) = mpsc::channel::<Command>(64);
         let forward = cmd_tx.clone();
@@ -647,6 +725,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         token_created,
         lock: None,
         lichess,
+        stopping: None,
     })
 }
 
@@ -721,11 +800,59 @@ mod tests {
 
     fn line(seq: u64) -> JournalLine {
         JournalLine {
+            round: None,
             seq,
             g: 0,
             at: seq * 10,
             entry: Entry::Tick,
         }
+    }
+
+    /// Issue 38, fault 5: a hall node replaced under the same name (a new
+    /// instance) has its board started again as a new game from the new
+    /// instance's first line, with a `hall_replaced` alert; the old lines
+    /// are not continued by the new ones.
+    #[test]
+    fn a_replaced_hall_starts_its_board_as_a_new_game() {
+        let round = Arc::new(crate::daemon::board::RoundInfo {
+            event: "E".into(),
+            site: None,
+            date: None,
+            round: "1".into(),
+            time_control: None,
+        });
+        let state = BoardState::new(
+            3,
+            round,
+            crate::engine::EngineConfig::default(),
+            Default::default(),
+            Default::default(),
+        );
+        let mut b = Board::new(state);
+        for seq in 1..=3 {
+            let out = b.take_line(3, ("hall-a", Some("aaaa")), line(seq), seq);
+            assert!(out.iter().all(|p| p.kind != "alert"));
+        }
+        assert_eq!(b.state.seq(), 3);
+        let out = b.take_line(3, ("hall-a", Some("bbbb")), line(1), 4);
+        assert!(
+            out.iter()
+                .any(|p| p.kind == "alert" && p.data.contains("hall_replaced")),
+            "{out:?}"
+        );
+        assert_eq!(
+            b.state.seq(),
+            1,
+            "the new instance's line 1 starts the board"
+        );
+        b.take_line(3, ("hall-a", Some("bbbb")), line(2), 5);
+        assert_eq!(b.state.seq(), 2);
+        // A hall upgraded (no instance before, one now) continues.
+        let mut b = Board::new(b.fresh.clone());
+        b.take_line(3, ("hall-a", None), line(1), 1);
+        let out = b.take_line(3, ("hall-a", Some("cccc")), line(2), 2);
+        assert!(out.iter().all(|p| p.kind != "alert"), "{out:?}");
+        assert_eq!(b.state.seq(), 2);
     }
 
     fn seqs(lines: Vec<JournalLine>) -> Vec<u64> {

@@ -43,7 +43,7 @@ pub struct EventConfig {
     /// The round number; each game's `Round` tag is `<round>.<board>`.
     #[serde(default)]
     pub round: Option<String>,
-    /// The `Date` tag, `YYYY.MM.DD` (`YYYY-MM-DD` is accepted too).
+    /// The `Date` tag, `YYYY.MM.DD`.
     #[serde(default, deserialize_with = "de_date")]
     pub date: Option<String>,
     /// The rule set: `standard`, `rapid` or `blitz`.
@@ -244,21 +244,10 @@ fn de_date<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> 
         .map_err(serde::de::Error::custom)
 }
 
-/// Checks a PGN date (`YYYY.MM.DD`, `?` for unknown digits; `-` separators
-/// are accepted) and returns it with dots.
+/// Checks a PGN date (`YYYY.MM.DD`, `?` for unknown digits): see
+/// [`super::values::check_date`].
 pub fn normalize_date(text: &str) -> Result<String, String> {
-    let dotted = text.replace('-', ".");
-    let parts: Vec<&str> = dotted.split('.').collect();
-    let ok = parts.len() == 3
-        && [4, 2, 2]
-            .iter()
-            .zip(&parts)
-            .all(|(&n, p)| p.len() == n && p.bytes().all(|b| b.is_ascii_digit() || b == b'?'));
-    if ok {
-        Ok(dotted)
-    } else {
-        Err(format!("date '{text}' is not YYYY.MM.DD"))
-    }
+    super::values::check_date(text)
 }
 
 /// A config file that cannot be used: where and why.
@@ -317,6 +306,7 @@ impl EventConfig {
             let span = e.span().unwrap_or(0..0);
             invalid(file, text, span.start, e.message().trim().to_owned())
         })?;
+        config.check_values(file, text)?;
         if config.boards.is_empty() {
             return Err(invalid(
                 file,
@@ -342,6 +332,10 @@ impl EventConfig {
                 ));
             }
             seen.push(id);
+            for (color, p) in [("white", &board.white), ("black", &board.black)] {
+                super::values::check_name(&format!("board {id}: {color}'s name"), &p.name)
+                    .map_err(|m| invalid(file, text, at, m))?;
+            }
             if board.game == Some(0) {
                 return Err(invalid(
                     file,
@@ -352,6 +346,34 @@ impl EventConfig {
             }
         }
         Ok(config)
+    }
+}
+
+impl EventConfig {
+    /// Checks the round's values as the command line and the actions are
+    /// checked (see [`super::values`]); an error points at the key's line.
+    fn check_values(&self, file: &str, text: &str) -> Result<(), ConfigError> {
+        use super::values::{check_name, check_settle_ms, check_time_control};
+        let at = |key: &str| {
+            text.match_indices(key)
+                .find(|(i, _)| *i == 0 || text.as_bytes()[i - 1] == b'\n')
+                .map_or(0, |(i, _)| i)
+        };
+        let fail = |key: &str, m: String| invalid(file, text, at(key), m);
+        check_name("the event's name", &self.event).map_err(|m| fail("event", m))?;
+        if let Some(site) = &self.site {
+            check_name("the site", site).map_err(|m| fail("site", m))?;
+        }
+        if let Some(round) = &self.round {
+            check_name("the round", round).map_err(|m| fail("round", m))?;
+        }
+        if let Some(tc) = &self.time_control {
+            check_time_control(tc).map_err(|m| fail("time_control", m))?;
+        }
+        if let Some(ms) = self.settle_ms {
+            check_settle_ms(ms).map_err(|m| fail("settle_ms", m))?;
+        }
+        Ok(())
     }
 }
 
@@ -383,7 +405,7 @@ mod tests {
 event = "Test Open"
 site = "Hall"
 round = "2"
-date = "2026-11-22"
+date = "2026.11.22"
 rules = "blitz"
 time_control = "180+2"
 
@@ -476,7 +498,36 @@ black = { name = "D" }
         assert!(e.to_string().contains("no board"), "{e}");
         let e = error("event = \n");
         assert!(matches!(&e, ConfigError::Invalid { line: 1, .. }), "{e}");
-        let e = error(&GOOD.replace("date = \"2026-11-22\"", "date = \"22.11.2026\""));
+        let e = error(&GOOD.replace("date = \"2026.11.22\"", "date = \"22.11.2026\""));
         assert!(matches!(&e, ConfigError::Invalid { line: 5, .. }), "{e}");
+    }
+
+    /// Issue 38, fault 8: nonsense in the config is refused, with the line.
+    #[test]
+    fn nonsense_values_are_refused_with_their_line() {
+        let cases = [
+            ("date = \"2026.11.22\"", "date = \"9999.99.99\"", 5),
+            ("date = \"2026.11.22\"", "date = \"2026-11-22\"", 5),
+            ("time_control = \"180+2\"", "time_control = \"garbage\"", 7),
+            ("event = \"Test Open\"", "event = \"\"", 2),
+            ("event = \"Test Open\"", "event = \"a\\u0000b\"", 2),
+            (
+                "time_control = \"180+2\"",
+                "settle_ms = 18446744073709551615",
+                7,
+            ),
+        ];
+        for (from, to, line) in cases {
+            let e = error(&GOOD.replace(from, to));
+            assert!(
+                matches!(&e, ConfigError::Invalid { line: l, .. } if *l == line),
+                "{to}: {e}"
+            );
+        }
+        let long = format!("name = \"{}\"", "x".repeat(20_000));
+        let e = error(&GOOD.replace("name = \"C\"", &long));
+        assert!(e.to_string().contains("1 to 200 bytes"), "{e}");
+        let e = error(&GOOD.replace("name = \"C\"", "name = \"\""));
+        assert!(e.to_string().contains("1 to 200 bytes"), "{e}");
     }
 }

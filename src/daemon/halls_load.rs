@@ -137,6 +137,7 @@ fn hall_specs(args: &HallsLoadArgs, dir: &std::path::Path, stream: &str) -> (Vec
                 url: args.nats.clone(),
                 credentials: None,
                 node: format!("hall-{h}"),
+                instance: None,
                 stream: stream.to_owned(),
                 max_age: Duration::from_secs(86_400),
             },

@@ -39,10 +39,13 @@
 //! in a newline) that cannot be read, the last one included, is an error
 //! naming the file and line.
 //!
-//! After every write the journal checks that the file it wrote is still the
-//! one at its path (not deleted, not replaced): a journal removed while the
-//! daemon runs is a failed write, and [`Journal::repair`] puts the lines it
-//! holds back at the path.
+//! Lines are written and synced in batches by [`super::commit`]. At least
+//! once a second while it is written (and every two seconds while idle) the
+//! journal checks that the file it writes is still the one at its path (not
+//! deleted, not replaced): a journal removed while the daemon runs is a
+//! failed write, and [`Journal::repair`] puts the lines it holds back at the
+//! path, the lines written before the check included, since the open file
+//! still holds them.
 
 use std::{
     fs::{File, OpenOptions},
@@ -68,7 +71,25 @@ pub struct JournalLine {
     /// What happened.
     #[serde(flatten)]
     pub entry: Entry,
+    /// The round the journal belongs to: on its first line only (absent
+    /// from journals written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<RoundName>,
 }
+
+/// The round a journal belongs to, as its first line names it: a journal
+/// copied from another round is refused at start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundName {
+    /// The Event tag.
+    pub event: String,
+    /// The Round tag.
+    pub round: String,
+}
+
+/// The largest `g` or `at` a journal may hold: 2^53 − 1, the largest
+/// integer every JSON reader (a browser's included) reads exactly.
+pub const MAX_NUMBER: u64 = (1 << 53) - 1;
 
 /// What a journal line records: a board event (written flat, see
 /// [`BoardEvent`]), or one of the daemon's own records.
@@ -384,6 +405,8 @@ pub struct Journal {
     file: File,
     /// The bytes of complete, checked lines: what a repair keeps.
     len: u64,
+    /// When the file was last found at its path (see [`Journal::check`]).
+    checked_at: std::cell::Cell<std::time::Instant>,
 }
 
 /// Which file a path or a handle is.
@@ -406,6 +429,36 @@ pub fn still_at_path(file: &File, path: &Path) -> std::io::Result<bool> {
 /// The number of names the open file has (0: deleted).
 fn links(meta: &std::fs::Metadata) -> u64 {
     std::os::unix::fs::MetadataExt::nlink(meta)
+}
+
+/// What is wrong with `line` following `previous` (the first line when
+/// `None`): `seq` counts from 1 without gaps, `g` increases, `at` does not
+/// decrease, and neither is beyond [`MAX_NUMBER`].
+fn out_of_order(previous: Option<&JournalLine>, line: &JournalLine) -> Option<String> {
+    let expected = previous.map_or(1, |p| p.seq + 1);
+    if line.seq != expected {
+        return Some(format!("seq {} where {expected} was expected", line.seq));
+    }
+    if line.g > MAX_NUMBER || line.at > MAX_NUMBER {
+        return Some(format!(
+            "g {} or at {} is beyond {MAX_NUMBER}: not a number the daemon writes",
+            line.g, line.at
+        ));
+    }
+    let p = previous?;
+    if line.g <= p.g {
+        return Some(format!(
+            "g {} after g {}: the global number must increase",
+            line.g, p.g
+        ));
+    }
+    if line.at < p.at {
+        return Some(format!(
+            "at {} after at {}: the board's time must not go back",
+            line.at, p.at
+        ));
+    }
+    None
 }
 
 /// What opening a journal found.
@@ -459,12 +512,11 @@ impl Journal {
                 .and_then(|s| serde_json::from_str::<JournalLine>(s).map_err(|e| e.to_string()));
             match parsed {
                 Ok(line) if end.is_some() => {
-                    let expected = lines.len() as u64 + 1;
-                    if line.seq != expected {
+                    if let Some(message) = out_of_order(lines.last(), &line) {
                         return Err(JournalError::Corrupt {
                             path: path.to_owned(),
                             line: number,
-                            message: format!("seq {} where {expected} was expected", line.seq),
+                            message,
                         });
                     }
                     lines.push(line);
@@ -504,6 +556,7 @@ impl Journal {
                 path: path.to_owned(),
                 file,
                 len: good_len as u64,
+                checked_at: std::cell::Cell::new(std::time::Instant::now()),
             },
             lines,
             dropped,
@@ -519,18 +572,49 @@ impl Journal {
     /// the one at the path. On any error the line does not count: a
     /// [`Journal::repair`] cuts it. Blocking: call it off the async workers.
     pub fn append(&mut self, line: &JournalLine) -> Result<(), JournalError> {
-        let mut text = serde_json::to_string(line).map_err(|e| JournalError::Io {
+        let text = self.text(line)?;
+        self.write_unsynced(&text)?;
+        self.sync(text.len() as u64, true)
+    }
+
+    /// A line as written: its JSON and a newline.
+    pub fn text(&self, line: &JournalLine) -> Result<Vec<u8>, JournalError> {
+        let mut text = serde_json::to_vec(line).map_err(|e| JournalError::Io {
             path: self.path.clone(),
             source: std::io::Error::other(e),
         })?;
-        text.push('\n');
-        self.file
-            .write_all(text.as_bytes())
-            .and_then(|()| self.file.sync_data())
-            .map_err(|source| self.io(source))?;
-        self.check()?;
-        self.len += text.len() as u64;
+        text.push(b'\n');
+        Ok(text)
+    }
+
+    /// Writes a line's bytes without syncing them: the first half of a
+    /// group commit (see [`super::commit`]); the line counts only after
+    /// [`Journal::sync`].
+    pub fn write_unsynced(&mut self, text: &[u8]) -> Result<(), JournalError> {
+        self.file.write_all(text).map_err(|source| self.io(source))
+    }
+
+    /// Syncs what was written since the last sync (`written` bytes) and,
+    /// when `check` says so, checks that the file is still the one at the
+    /// path; then the bytes count. On any error they do not: a
+    /// [`Journal::repair`] cuts them.
+    pub fn sync(&mut self, written: u64, check: bool) -> Result<(), JournalError> {
+        self.file.sync_data().map_err(|source| self.io(source))?;
+        if check {
+            self.check()?;
+        }
+        self.len += written;
         Ok(())
+    }
+
+    /// The bytes of complete, synced lines.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the journal has no line.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     fn io(&self, source: std::io::Error) -> JournalError {
@@ -540,9 +624,15 @@ impl Journal {
         }
     }
 
+    /// Whether the file was last found at its path `every` or longer ago.
+    pub fn check_due(&self, every: std::time::Duration) -> bool {
+        self.checked_at.get().elapsed() >= every
+    }
+
     /// Checks that the open file is still the one at the path: not deleted
     /// (no name left), not replaced (the path names another file).
     pub fn check(&self) -> Result<(), JournalError> {
+        self.checked_at.set(std::time::Instant::now());
         let gone = |what| JournalError::Gone {
             path: self.path.clone(),
             what,
@@ -637,6 +727,7 @@ mod tests {
 
     fn line(seq: u64, entry: Entry) -> JournalLine {
         JournalLine {
+            round: None,
             seq,
             g: seq * 10,
             at: seq * 100,

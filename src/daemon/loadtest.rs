@@ -245,7 +245,7 @@ pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
         let latencies = Arc::new(Mutex::new(Vec::new()));
         let moves = Arc::new(Mutex::new(0u64));
         let started = Instant::now();
-        let daemon = start(spec).await?;
+        let mut daemon = start(spec).await?;
         let deadline = started + Duration::from_secs(args.seconds);
         let (hub, lat, mv) = (
             Arc::clone(&daemon.hub),
@@ -272,6 +272,8 @@ pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
         let cpu = cpu_seconds("self") - cpu0;
         let wall = wall0.elapsed().as_secs_f64();
         let _ = client.await;
+        // A clean stop: every line taken is journaled, none reported failed.
+        daemon.stop_boards().await;
         let mut lat = latencies.lock().unwrap_or_else(|e| e.into_inner()).clone();
         lat.sort_unstable();
         let moves = *moves.lock().unwrap_or_else(|e| e.into_inner());

@@ -19,6 +19,7 @@ pub mod action;
 pub mod actor;
 pub mod board;
 pub mod central;
+pub mod commit;
 pub mod config;
 pub mod demo;
 pub mod halls_load;
@@ -32,6 +33,7 @@ pub mod lock;
 pub mod nats;
 pub mod publish;
 pub mod server;
+pub mod values;
 
 use std::{
     collections::HashMap,
@@ -180,10 +182,60 @@ pub struct Daemon {
     pub token_path: PathBuf,
     /// The token was created by this start.
     pub token_created: bool,
-    /// The data directory's lock, held while the daemon runs.
-    pub lock: Option<lock::DirLock>,
+    /// The data directory's lock, held while the daemon runs (and put back
+    /// if the directory is removed under it).
+    pub lock: Option<Arc<std::sync::Mutex<lock::DirLock>>>,
     /// The state of the pushes to lichess (empty until pushing starts).
     pub lichess: Arc<lichess::PushStatus>,
+    /// What a clean stop waits for (`None`: nothing to drain).
+    pub stopping: Option<Stopping>,
+}
+
+/// What a clean stop of a daemon with journals waits for: the boards, then
+/// the journal writers.
+#[derive(Debug)]
+pub struct Stopping {
+    stop: tokio::sync::watch::Sender<bool>,
+    boards: Vec<tokio::task::JoinHandle<Option<(u32, Known)>>>,
+    writers: commit::Writers,
+    /// The list of journals and where it is kept.
+    manifest: (PathBuf, Manifest),
+}
+
+impl Daemon {
+    /// Stops the boards cleanly: each finishes the input it is journaling
+    /// and publishing, then every queued journal line is written and
+    /// synced. Returns once all of it is on disk and published to the hub.
+    pub async fn stop_boards(&mut self) {
+        let Some(stopping) = self.stopping.take() else {
+            return;
+        };
+        let _ = stopping.stop.send(true);
+        let (path, mut manifest) = stopping.manifest;
+        for board in stopping.boards {
+            match board.await {
+                Ok(Some((id, known))) => {
+                    manifest.journals.insert(id, known);
+                }
+                Ok(None) => {}
+                Err(e) => tracing::error!("a board's task ended abnormally at the stop: {e}"),
+            }
+        }
+        // The boards held the writers' queue: it is closed now, and the
+        // writers end once it is empty.
+        let writers = stopping.writers;
+        if tokio::task::spawn_blocking(move || writers.join())
+            .await
+            .is_err()
+        {
+            tracing::error!("the journal writers could not be waited for at the stop");
+        }
+        // What each journal holds now: a journal found shorter at the next
+        // start was cut.
+        if let Err(e) = write_manifest(&path, &manifest) {
+            tracing::error!("{e}");
+        }
+    }
 }
 
 /// Reads a board's source into the events it will play.
@@ -285,15 +337,74 @@ pub fn load_or_create_token(data_dir: &Path) -> Result<(String, PathBuf, bool), 
     rand::TryRngCore::try_fill_bytes(&mut rand::rngs::OsRng, &mut bytes)
         .map_err(|e| io(std::io::Error::other(e.to_string())))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    write_token(&path, &token).map_err(io)?;
+    Ok((token, path, true))
+}
+
+/// Writes the token file (mode 0600); refuses to overwrite one.
+fn write_token(path: &Path, token: &str) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(&path).map_err(io)?;
+    let mut file = options.open(path)?;
     file.write_all(format!("{token}\n").as_bytes())
         .and_then(|()| file.sync_all())
-        .map_err(io)?;
-    Ok((token, path, true))
+}
+
+/// What the data directory must keep holding while the daemon runs.
+struct Kept {
+    lock: Arc<std::sync::Mutex<lock::DirLock>>,
+    data_dir: PathBuf,
+    token: String,
+    boards: Manifest,
+}
+
+impl Kept {
+    /// Puts back the lock, the token and the list of journals if the data
+    /// directory lost them (removed while the daemon ran); the boards put
+    /// their journals back themselves (see `Journal::repair`).
+    fn keep(&self) -> Result<(), DaemonError> {
+        let kept = self.lock.lock().unwrap_or_else(|e| e.into_inner()).keep()?;
+        if kept == lock::Kept::Recreated {
+            tracing::error!(
+                "{}: the lock file was removed while the daemon ran; it is locked again by this daemon, and the token and journals are put back",
+                self.data_dir.display()
+            );
+        }
+        let token = self.data_dir.join("token");
+        if !token.exists() {
+            write_token(&token, &self.token).or_else(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => Ok(()),
+                _ => Err(DaemonError::Io {
+                    path: token.clone(),
+                    source: e,
+                }),
+            })?;
+        }
+        let manifest = self.data_dir.join(MANIFEST);
+        if !manifest.exists() {
+            write_manifest(&manifest, &self.boards)?;
+        }
+        Ok(())
+    }
+
+    /// Keeps the data directory every [`lock::KEEP_EVERY`] while the
+    /// runtime runs.
+    fn spawn(self) {
+        let kept = Arc::new(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(lock::KEEP_EVERY).await;
+                let k = Arc::clone(&kept);
+                match tokio::task::spawn_blocking(move || k.keep()).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::error!("the data directory cannot be kept: {e}"),
+                    Err(_) => return,
+                }
+            }
+        });
+    }
 }
 
 /// A board's journal, replayed.
@@ -305,6 +416,8 @@ struct Replayed {
     events: Vec<Published>,
     /// The global number of the journal's last line.
     last_g: u64,
+    /// The global numbers of its lines, in order.
+    numbers: Vec<u64>,
 }
 
 /// Opens a board's journal and replays it.
@@ -313,11 +426,13 @@ fn replay_journal(
     dir: &Path,
     round: &Arc<RoundInfo>,
     engine: EngineConfig,
+    check: impl FnOnce(&Path, &journal::Opened) -> Result<(), DaemonError>,
 ) -> Result<Replayed, DaemonError> {
     let mut replayed = Vec::new();
     let mut max_g = 0;
     let path = dir.join(format!("{}.jsonl", b.id));
     let opened = Journal::open(&path)?;
+    check(&path, &opened)?;
     if let Some((line, text)) = &opened.dropped {
         tracing::warn!(
             "{}:{line}: dropped a torn last line (the daemon stopped while writing it): {text:?}",
@@ -370,6 +485,7 @@ fn replay_journal(
     }
     Ok(Replayed {
         state,
+        numbers: opened.lines.iter().map(|l| l.g).collect(),
         journal: opened.journal,
         events: replayed,
         last_g: max_g,
@@ -395,47 +511,43 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
     let lock = lock::lock_data_dir(&spec.data_dir)?;
     limits::raise_open_files();
     let (token, token_path, token_created) = load_or_create_token(&spec.data_dir)?;
-    let round = Arc::new(spec.round.clone());
-    let mut replayed: Vec<Published> = Vec::new();
-    let mut max_g = 0;
-    let mut prepared = Vec::new();
-    // A journal is created once: one missing from a data directory that
-    // had it was deleted, and starting its board empty would lose its game
-    // without a word.
     let manifest_path = spec.data_dir.join(MANIFEST);
-    let mut had = read_manifest(&manifest_path)?;
-    for b in &spec.boards {
-        let path = dir.join(format!("{}.jsonl", b.id));
-        if had.contains(&b.id) && !spec.fresh_boards.contains(&b.id) && !path.exists() {
-            return Err(DaemonError::MissingJournal {
-                board: b.id,
-                path,
-                manifest: manifest_path,
-            });
-        }
+    let Opened {
+        replayed,
+        max_g,
+        prepared,
+        manifest,
+    } = open_journals(&spec, &dir, &manifest_path)?;
+    let lock = Arc::new(std::sync::Mutex::new(lock));
+    Kept {
+        lock: Arc::clone(&lock),
+        data_dir: spec.data_dir.clone(),
+        token: token.clone(),
+        boards: manifest.clone(),
     }
-    for b in &spec.boards {
-        let engine = EngineConfig {
-            orientation: b.orientation,
-            ..spec.engine
-        };
-        let r = replay_journal(b, &dir, &round, engine)?;
-        max_g = max_g.max(r.last_g);
-        replayed.extend(r.events);
-        prepared.push((r.state, r.journal, b.feed.clone()));
-    }
-    let before = had.len();
-    had.extend(spec.boards.iter().map(|b| b.id));
-    if had.len() != before || !manifest_path.exists() {
-        write_manifest(&manifest_path, &had)?;
-    }
+    .spawn();
     let hub = Hub::new(replayed, max_g, spec.probe);
     let opts = RunOptions { speed: spec.speed };
     let (listener, addr) = bind(spec.listen).await?;
-    let boards: Vec<BoardHandle> = prepared
+    let (committer, writers) = commit::start().map_err(|source| DaemonError::Io {
+        path: PathBuf::from("<journal writer threads>"),
+        source,
+    })?;
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let shared = actor::Shared {
+        hub: Arc::clone(&hub),
+        committer,
+        stop: stop_rx,
+        round: journal::RoundName {
+            event: spec.round.event.clone(),
+            round: spec.round.round.clone(),
+        },
+    };
+    let (boards, tasks): (Vec<BoardHandle>, Vec<_>) = prepared
         .into_iter()
-        .map(|(state, journal, feed)| actor::spawn(state, journal, Arc::clone(&hub), feed, opts))
-        .collect();
+        .map(|(state, journal, feed)| actor::spawn(state, journal, shared.clone(), feed, opts))
+        .unzip();
+    drop(shared);
     let boards = Arc::new(boards);
     let lichess = serve_http(
         listener,
@@ -454,48 +566,162 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         token_created,
         lock: Some(lock),
         lichess,
+        stopping: Some(Stopping {
+            stop,
+            boards: tasks,
+            writers,
+            manifest: (manifest_path, manifest),
+        }),
+    })
+}
+
+/// The data directory's journals, opened, checked and replayed.
+struct Opened {
+    replayed: Vec<Published>,
+    max_g: u64,
+    prepared: Vec<(BoardState, Journal, Feed)>,
+    /// The list of journals, as written at this start.
+    manifest: Manifest,
+}
+
+/// Opens, checks and replays every board's journal; records in the list of
+/// journals what each holds.
+fn open_journals(
+    spec: &DaemonSpec,
+    dir: &Path,
+    manifest_path: &Path,
+) -> Result<Opened, DaemonError> {
+    let round = Arc::new(spec.round.clone());
+    let name = journal::RoundName {
+        event: spec.round.event.clone(),
+        round: spec.round.round.clone(),
+    };
+    let mut replayed: Vec<Published> = Vec::new();
+    let mut max_g = 0;
+    let mut prepared = Vec::new();
+    // A journal is created once: one missing from a data directory that
+    // had it was deleted, and starting its board empty would lose its game
+    // without a word.
+    let mut manifest = read_manifest(manifest_path)?;
+    for b in &spec.boards {
+        let path = dir.join(format!("{}.jsonl", b.id));
+        if manifest.boards.contains(&b.id) && !spec.fresh_boards.contains(&b.id) && !path.exists() {
+            return Err(DaemonError::MissingJournal {
+                board: b.id,
+                path,
+                manifest: manifest_path.to_owned(),
+            });
+        }
+        if spec.fresh_boards.contains(&b.id) && !path.exists() {
+            manifest.journals.remove(&b.id);
+        }
+    }
+    let mut numbers = Vec::new();
+    for b in &spec.boards {
+        let engine = EngineConfig {
+            orientation: b.orientation,
+            ..spec.engine
+        };
+        let known = manifest.journals.get(&b.id).copied();
+        let r = replay_journal(b, dir, &round, engine, |path, opened| {
+            check_journal(path, opened, known.as_ref(), &name)
+        })?;
+        max_g = max_g.max(r.last_g);
+        replayed.extend(r.events);
+        numbers.push((dir.join(format!("{}.jsonl", b.id)), r.numbers));
+        manifest.journals.insert(
+            b.id,
+            Known {
+                len: r.journal.len(),
+                seq: r.state.seq(),
+            },
+        );
+        prepared.push((r.state, r.journal, b.feed.clone()));
+    }
+    check_shared_numbers(&numbers)?;
+    drop(numbers);
+    manifest.boards.extend(spec.boards.iter().map(|b| b.id));
+    if manifest.instance.is_none() {
+        manifest.instance = Some(new_instance()?);
+    }
+    write_manifest(manifest_path, &manifest)?;
+    Ok(Opened {
+        replayed,
+        max_g,
+        prepared,
+        manifest,
     })
 }
 
 /// The data directory's list of the journals it has had.
 const MANIFEST: &str = "journals.json";
 
-/// The boards whose journals the data directory has had (none when the
-/// list is not there yet).
-fn read_manifest(path: &Path) -> Result<std::collections::BTreeSet<u32>, DaemonError> {
+/// The data directory's list of its journals (`journals.json`).
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Manifest {
+    /// The boards whose journals the data directory has had.
+    pub boards: std::collections::BTreeSet<u32>,
+    /// What each journal held when the daemon last started or stopped
+    /// cleanly: a journal found shorter was cut or replaced, and is
+    /// refused. Absent from lists written before it was recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub journals: BTreeMap<u32, Known>,
+    /// This data directory's instance id: random, made with it (see
+    /// [`nats::INSTANCE_HEADER`]). Absent from lists written before it
+    /// was recorded: made at the next start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+}
+
+/// A new instance id: 16 random bytes from the operating system, as hex.
+fn new_instance() -> Result<String, DaemonError> {
+    let mut bytes = [0u8; 16];
+    rand::TryRngCore::try_fill_bytes(&mut rand::rngs::OsRng, &mut bytes).map_err(|e| {
+        DaemonError::Io {
+            path: PathBuf::from("<random instance id>"),
+            source: std::io::Error::other(e.to_string()),
+        }
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// What a journal held at a clean start or stop.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Known {
+    /// Its length in bytes.
+    pub len: u64,
+    /// Its last line's `seq`.
+    pub seq: u64,
+}
+
+use std::collections::BTreeMap;
+
+/// Reads the list of journals (empty when it is not there yet).
+fn read_manifest(path: &Path) -> Result<Manifest, DaemonError> {
     let io = |source| DaemonError::Io {
         path: path.to_owned(),
         source,
     };
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Manifest::default()),
         Err(e) => return Err(io(e)),
     };
-    #[derive(serde::Deserialize)]
-    struct Manifest {
-        boards: std::collections::BTreeSet<u32>,
-    }
-    serde_json::from_str::<Manifest>(&text)
-        .map(|m| m.boards)
-        .map_err(|e| {
-            io(std::io::Error::other(format!(
-                "not a list of journals: {e}"
-            )))
-        })
+    serde_json::from_str::<Manifest>(&text).map_err(|e| {
+        io(std::io::Error::other(format!(
+            "not a list of journals: {e}"
+        )))
+    })
 }
 
 /// Writes the list of journals (a new file renamed over the old one, so
 /// that a crash leaves one or the other).
-fn write_manifest(
-    path: &Path,
-    boards: &std::collections::BTreeSet<u32>,
-) -> Result<(), DaemonError> {
+fn write_manifest(path: &Path, manifest: &Manifest) -> Result<(), DaemonError> {
     let io = |source| DaemonError::Io {
         path: path.to_owned(),
         source,
     };
-    let text = serde_json::json!({ "boards": boards }).to_string() + "\n";
+    let text = serde_json::to_string(manifest).map_err(|e| io(std::io::Error::other(e)))? + "\n";
     let fresh = path.with_extension("json.new");
     let mut file = std::fs::File::create(&fresh).map_err(io)?;
     file.write_all(text.as_bytes())
@@ -508,6 +734,72 @@ fn write_manifest(
             .map_err(io)?;
     }
     Ok(())
+}
+
+/// Refuses a journal that holds less than the list of journals recorded
+/// for it, or that names another round on its first line.
+fn check_journal(
+    path: &Path,
+    opened: &journal::Opened,
+    known: Option<&Known>,
+    round: &journal::RoundName,
+) -> Result<(), DaemonError> {
+    let corrupt = |line: usize, message: String| {
+        DaemonError::Journal(JournalError::Corrupt {
+            path: path.to_owned(),
+            line,
+            message,
+        })
+    };
+    if let Some(k) = known
+        && (opened.journal.len() < k.len || (opened.lines.len() as u64) < k.seq)
+    {
+        return Err(corrupt(
+            opened.lines.len() + 1,
+            format!(
+                "the journal holds {} line(s), {} bytes, but held {} line(s), {} bytes when the daemon last started or stopped (see {MANIFEST}): it was cut or replaced. Restore it from a backup; or, to give up what it held, move it away and start with --fresh-board",
+                opened.lines.len(),
+                opened.journal.len(),
+                k.seq,
+                k.len
+            ),
+        ));
+    }
+    if let Some(named) = opened.lines.first().and_then(|l| l.round.as_ref())
+        && named != round
+    {
+        return Err(corrupt(
+            1,
+            format!(
+                "the journal belongs to round {:?} of {:?}, not to round {:?} of {:?}: it was copied from another round's data directory. Give each round its own --data-dir",
+                named.round, named.event, round.round, round.event
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses two journals that share a global number (`g`): one of them was
+/// copied or edited.
+fn check_shared_numbers(journals: &[(PathBuf, Vec<u64>)]) -> Result<(), DaemonError> {
+    let mut all: Vec<u64> = journals
+        .iter()
+        .flat_map(|(_, gs)| gs.iter().copied())
+        .collect();
+    all.sort_unstable();
+    let Some(g) = all.windows(2).find(|w| w[0] == w[1]).map(|w| w[0]) else {
+        return Ok(());
+    };
+    let mut holders = journals.iter().filter_map(|(path, gs)| {
+        gs.binary_search(&g)
+            .ok()
+            .map(|i| format!("{}:{}", path.display(), i + 1))
+    });
+    let first = holders.next().unwrap_or_default();
+    let second = holders.next().unwrap_or_default();
+    Err(DaemonError::Usage(format!(
+        "{second}: g {g} is also the global number of {first}: a line's number is never shared; one of the journals was copied or edited. Restore it from a backup"
+    )))
 }
 
 /// Binds the HTTP address; returns the listener and the address it got.
@@ -644,7 +936,22 @@ pub fn round_and_engine(
             .unwrap_or(defaults.rules),
         ..defaults
     };
+    check_flags(&round, engine.settle_ms)?;
     Ok((round, engine))
+}
+
+/// Checks the round's values after the flags overrode the config's, as
+/// the config and the actions are checked (see [`values`]).
+fn check_flags(round: &RoundInfo, settle_ms: u64) -> Result<(), DaemonError> {
+    values::check_name("--event", &round.event).map_err(DaemonError::Usage)?;
+    if let Some(site) = &round.site {
+        values::check_name("--site", site).map_err(DaemonError::Usage)?;
+    }
+    values::check_name("--round", &round.round).map_err(DaemonError::Usage)?;
+    if let Some(tc) = &round.time_control {
+        values::check_time_control(tc).map_err(DaemonError::Usage)?;
+    }
+    values::check_settle_ms(settle_ms).map_err(DaemonError::Usage)
 }
 
 /// The daemon's spec from a config file and the flags that override it.
@@ -786,8 +1093,9 @@ async fn until_stopped() {
     }
 }
 
-/// Runs a daemon until it is stopped (Ctrl-C, SIGTERM). Every journal line
-/// is synced as it is written, so there is nothing to flush on the way out.
+/// Runs a daemon until it is stopped (Ctrl-C, SIGTERM), then stops the
+/// boards cleanly: every line they took is synced and published before the
+/// process exits.
 pub fn serve(
     spec: DaemonSpec,
     lichess: Option<lichess::LichessSettings>,
@@ -804,12 +1112,14 @@ pub fn serve_then(
 ) -> Result<(), DaemonError> {
     let data_dir = spec.data_dir.clone();
     runtime()?.block_on(async move {
-        let daemon = start(spec).await?;
+        let mut daemon = start(spec).await?;
         announce(&daemon, &data_dir);
         push_to_lichess(&daemon, lichess)?;
         then(&daemon);
         until_stopped().await;
         tracing::info!("stopping");
+        daemon.stop_boards().await;
+        tracing::info!("stopped: every journal line is on disk");
         Ok(())
     })
 }
@@ -841,6 +1151,9 @@ pub fn push_to_lichess(
     )
 }
 
+/// How long a hall stopping waits for the broker to take its last lines.
+const FINAL_PUBLISH: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// `eboard run`.
 pub fn run(args: &RunArgs) -> Result<(), DaemonError> {
     init_tracing();
@@ -854,7 +1167,7 @@ pub fn run(args: &RunArgs) -> Result<(), DaemonError> {
     };
     let data_dir = spec.data_dir.clone();
     runtime()?.block_on(async move {
-        let daemon = start(spec.clone()).await?;
+        let mut daemon = start(spec.clone()).await?;
         announce(&daemon, &data_dir);
         push_to_lichess(&daemon, push)?;
         let journals = spec
@@ -867,9 +1180,24 @@ pub fn run(args: &RunArgs) -> Result<(), DaemonError> {
                 )
             })
             .collect();
-        publish::spawn(nats, journals, Arc::clone(&daemon.hub), None);
+        let (finish, finishing) = tokio::sync::watch::channel(false);
+        let mut nats = nats;
+        nats.instance = read_manifest(&data_dir.join(MANIFEST))?.instance;
+        let publisher =
+            publish::spawn_until(nats, journals, Arc::clone(&daemon.hub), None, finishing);
         until_stopped().await;
         tracing::info!("stopping");
+        daemon.stop_boards().await;
+        tracing::info!("stopped: every journal line is on disk");
+        let _ = finish.send(true);
+        if tokio::time::timeout(FINAL_PUBLISH, publisher).await.is_err() {
+            tracing::warn!(
+                "the broker did not take the last lines within {} s; they are published at the next start",
+                FINAL_PUBLISH.as_secs()
+            );
+        } else {
+            tracing::info!("the last journal lines are published");
+        }
         Ok(())
     })
 }

@@ -23,6 +23,11 @@ use super::{DaemonError, config::PublishConfig};
 pub const DEFAULT_STREAM: &str = "EBOARD";
 /// The header naming the node that published a message.
 pub const NODE_HEADER: &str = "Eboard-Node";
+
+/// The header naming the hall node's instance: a random id made with its
+/// data directory. A hall PC replaced under the same node name has a new
+/// one, and the central starts its boards as new games (`hall_replaced`).
+pub const INSTANCE_HEADER: &str = "Eboard-Instance";
 /// How long the broker keeps a line when the config does not say.
 pub const DEFAULT_MAX_AGE_DAYS: u32 = 14;
 /// How long the broker remembers a message id to drop a re-send.
@@ -37,6 +42,9 @@ pub struct NatsSettings {
     pub credentials: Option<PathBuf>,
     /// This node's name (sent with every message).
     pub node: String,
+    /// A hall node's instance (see [`INSTANCE_HEADER`]), from its data
+    /// directory; `None` for the central.
+    pub instance: Option<String>,
     /// The stream.
     pub stream: String,
     /// How long the broker keeps a message.
@@ -133,6 +141,7 @@ impl NatsSettings {
             url,
             credentials: table.and_then(|t| t.credentials.clone()),
             node,
+            instance: None,
             stream,
             max_age: Duration::from_secs(u64::from(days) * 86_400),
         })
@@ -160,9 +169,14 @@ impl NatsSettings {
         }
     }
 
-    /// The message id of a board's journal line.
+    /// The message id of a board's journal line (with the instance, so
+    /// that the broker never drops a replaced hall's lines as copies of the
+    /// old one's).
     pub fn line_id(&self, board: u32, seq: u64) -> String {
-        format!("{}/{board}/{seq}", self.node)
+        match &self.instance {
+            Some(instance) => format!("{}.{instance}/{board}/{seq}", self.node),
+            None => format!("{}/{board}/{seq}", self.node),
+        }
     }
 
     /// The stream's configuration (created this way when missing).

@@ -26,7 +26,7 @@ use bytes::Bytes;
 
 use super::{
     hub::Hub,
-    nats::{NODE_HEADER, NatsSettings},
+    nats::{INSTANCE_HEADER, NODE_HEADER, NatsSettings},
 };
 
 /// Lines of one board read but not yet acknowledged, at most.
@@ -134,8 +134,25 @@ pub fn spawn(
     hub: Arc<Hub>,
     probe: Option<AckProbe>,
 ) -> tokio::task::JoinHandle<()> {
+    let (finish, finishing) = tokio::sync::watch::channel(false);
+    // Never set: this publisher runs as long as the runtime.
+    std::mem::forget(finish);
+    spawn_until(settings, journals, hub, probe, finishing)
+}
+
+/// [`spawn`], ending once `finish` is set and every line the boards
+/// synced by then is acknowledged by the broker: a hall stopping cleanly
+/// publishes its last lines before it exits (set `finish` after the boards
+/// have stopped, and bound the wait: the broker may be away).
+pub fn spawn_until(
+    settings: NatsSettings,
+    journals: Vec<(u32, PathBuf)>,
+    hub: Arc<Hub>,
+    probe: Option<AckProbe>,
+    finish: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        if let Err(e) = run(settings, journals, hub, probe).await {
+        if let Err(e) = run(settings, journals, hub, probe, finish).await {
             tracing::error!("publishing stopped: {e}");
         }
     })
@@ -146,6 +163,7 @@ async fn run(
     journals: Vec<(u32, PathBuf)>,
     hub: Arc<Hub>,
     probe: Option<AckProbe>,
+    mut finish: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), super::DaemonError> {
     let client = settings.connect().await?;
     let js = jetstream::new(client);
@@ -203,8 +221,13 @@ async fn run(
         .map_err(|e| super::DaemonError::Usage(format!("publisher: {e}")))?;
         let waiting: usize = tails.iter().map(|t| t.queued.len()).sum();
         if waiting == 0 {
+            // Read after the stop: nothing is left to publish.
+            if *finish.borrow() {
+                return Ok(());
+            }
             tokio::select! {
                 _ = wake.recv() => {}
+                _ = finish.changed() => {}
                 () = tokio::time::sleep(POLL) => {}
             }
             continue;
@@ -233,10 +256,15 @@ async fn cursors(
     for t in tails.iter_mut() {
         match stream.get_last_raw_message_by_subject(&t.subject).await {
             Ok(msg) => {
+                // A message of the same node from another instance is a
+                // replaced hall's: this one publishes its journals from
+                // their first line (the central starts them as new games).
+                let instance = msg.headers.get(INSTANCE_HEADER).map(|v| v.as_str());
                 let ours = msg
                     .headers
                     .get(NODE_HEADER)
-                    .is_some_and(|v| v.as_str() == settings.node);
+                    .is_some_and(|v| v.as_str() == settings.node)
+                    && (instance.is_none() || instance == settings.instance.as_deref());
                 let seq = serde_json::from_slice::<SeqOnly>(&msg.payload)
                     .map(|l| l.seq)
                     .unwrap_or(0);
@@ -272,6 +300,10 @@ async fn send(
                 .payload(line.clone())
                 .message_id(settings.line_id(t.board, *seq))
                 .header(NODE_HEADER, settings.node.as_str());
+            let message = match &settings.instance {
+                Some(instance) => message.header(INSTANCE_HEADER, instance.as_str()),
+                None => message,
+            };
             let attempt = tokio::time::timeout(
                 Duration::from_secs(5),
                 js.send_publish(t.subject.clone(), message),

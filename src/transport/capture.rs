@@ -165,6 +165,17 @@ pub enum CaptureError {
         /// The family asked for.
         asked: Protocol,
     },
+    /// Nothing in the file is a message of the board family asked for.
+    #[error(
+        "{file}: no {protocol} board message in its {bytes} byte(s): not a capture of that board family (check the file and --format)"
+    )]
+    NoBoardData {
+        file: String,
+        /// The family asked for.
+        protocol: Protocol,
+        /// The file's size.
+        bytes: usize,
+    },
     /// An event the engine cannot apply.
     #[error("{file}:{place}: {source}")]
     Engine {
@@ -379,6 +390,14 @@ pub fn replay_capture(
     config: EngineConfig,
 ) -> Result<Engine, CaptureError> {
     let events = capture_events(file, data, protocol, options)?;
+    // An empty file or other bytes would replay as an empty game.
+    if events.is_empty() {
+        return Err(CaptureError::NoBoardData {
+            file: file.to_owned(),
+            protocol,
+            bytes: data.len(),
+        });
+    }
     let mut engine = Engine::new(config);
     for e in &events {
         engine
@@ -402,6 +421,25 @@ mod tests {
     use crate::event::BoardEvent;
     use crate::protocol::dgt;
     use shakmaty::Square;
+
+    /// Issue 38, fault 8: an empty file or random bytes is no capture of
+    /// any family: an error, not an empty game.
+    #[test]
+    fn empty_or_random_bytes_are_no_capture() {
+        use rand::{RngCore, SeedableRng};
+        let mut random = vec![0u8; 4096];
+        rand_chacha::ChaCha8Rng::seed_from_u64(38).fill_bytes(&mut random);
+        for protocol in [Protocol::Dgt, Protocol::Millennium, Protocol::Certabo] {
+            for data in [&[][..], &random[..]] {
+                let e = replay_capture("x", data, protocol, Default::default(), Default::default());
+                assert!(
+                    matches!(e, Err(CaptureError::NoBoardData { .. })),
+                    "{protocol} {} bytes",
+                    data.len()
+                );
+            }
+        }
+    }
 
     #[test]
     fn writer_and_parser_agree() {

@@ -80,6 +80,22 @@ impl Daemon {
         self.child.id()
     }
 
+    /// SIGTERM, then waits (at most 60 s) for the exit.
+    pub(crate) fn terminate(mut self) -> std::process::ExitStatus {
+        // SAFETY: a plain system call on the child's pid.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "no exit within 60 s of SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// SIGKILL: no chance to clean up.
     pub(crate) fn kill(mut self) {
         let _ = self.child.kill();

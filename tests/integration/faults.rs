@@ -12,7 +12,7 @@ use std::{
 
 use eboard::daemon::journal::{Entry, JournalLine};
 
-use crate::daemon::{Daemon, SCRIPT, connect, http, run_args, script_board};
+use crate::daemon::{Daemon, SCRIPT, SseReader, connect, http, run_args, script_board};
 
 /// The daemon's resident memory (`VmRSS`), in KiB.
 fn rss_kib(pid: u32) -> u64 {
@@ -483,7 +483,7 @@ fn issue_11_journal_that_cannot_be_written_fails_visibly_then_recovers() {
 }
 
 /// Runs `eboard <args>`, which must refuse to start; returns its errors.
-fn refused(args: &[&str]) -> String {
+pub(crate) fn refused(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_eboard"))
         .args(args)
         .args(["--listen", "127.0.0.1:0"])
@@ -745,4 +745,44 @@ fn issue_11_open_file_limit_is_raised_to_the_hard_limit() {
     let (soft, hard) = open_file_limits(d.pid());
     assert_eq!(soft, hard, "the soft limit is raised to the hard one");
     assert_ne!(soft, "256");
+}
+
+/// Issue 38, fault 2: an event is published only once its journal line is
+/// on disk. The daemon is killed (SIGKILL) while its journal cannot be
+/// written; the restarted daemon serves every event id served before with
+/// the same event: none was lost, none given to something else.
+#[test]
+fn issue_38_no_event_is_published_before_its_line_is_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = reporting_clock_script();
+    let (config, data) = script_board(dir.path(), "Full Cup", &script);
+    let d = Daemon::start_with(
+        &run_args(&config, &data, "10"),
+        Stdio::null(),
+        file_size_limit(1500),
+    );
+    let mut sse = SseReader::open(&d.addr, Some("0"));
+    wait_board_1(&d, 30, |b| b["connection"] == "journal_failed");
+    let mut before = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while let Some(e) = sse.next(deadline) {
+        before.push(e);
+    }
+    d.kill();
+    let d = Daemon::start_logged(&run_args(&config, &data, "10"), Stdio::null());
+    let mut sse = SseReader::open(&d.addr, Some("0"));
+    let mut after = std::collections::HashMap::new();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while let Some(e) = sse.next(deadline) {
+        after.insert(e.id.clone(), e);
+    }
+    assert!(!before.is_empty());
+    for e in &before {
+        assert_eq!(
+            after.get(&e.id),
+            Some(e),
+            "event {} after the restart",
+            e.id
+        );
+    }
 }

@@ -6,6 +6,7 @@ mod corpus;
 mod daemon;
 mod dead;
 mod detect;
+mod durability;
 mod faults;
 mod first_run;
 mod hostile;
