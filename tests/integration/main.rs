@@ -14,6 +14,7 @@ mod lichess;
 mod nats;
 mod operations;
 mod progress;
+mod physics;
 mod properties;
 mod reference;
 mod rules;
