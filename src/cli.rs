@@ -219,7 +219,8 @@ fn replay(
     let engine = match format.protocol() {
         None => {
             let (name, text) = read_input(file)?;
-            replay_script(&name, &text, config).map_err(|e| Failure::input(e.to_string()))?
+            replay_script(&name, &text, config)
+                .map_err(|e| Failure(e.to_string(), e.exit_code()))?
         }
         Some(protocol) => {
             let (name, bytes) = read_bytes(file)?;

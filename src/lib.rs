@@ -18,6 +18,7 @@ pub mod cli;
 pub mod daemon;
 pub mod engine;
 pub mod event;
+pub mod failsafe;
 pub mod game;
 pub mod matcher;
 pub mod pgn;
