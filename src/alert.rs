@@ -69,6 +69,11 @@ pub enum AlertKind {
     /// The full analysis proved dead a position moves had already been made
     /// from: the game ended there (Art. 5.2.2) and those moves are void.
     MovesVoid,
+    /// The record has not moved while the board stood differently from the
+    /// record's position for longer than the displaced-pieces time, and the
+    /// engine had told the arbiter nothing of it: eboard no longer follows
+    /// the board (sync `lost`), whatever the reason.
+    RecordStopped,
 }
 
 impl AlertKind {
@@ -107,6 +112,7 @@ impl AlertKind {
             AlertKind::OutOfSync => "out_of_sync",
             AlertKind::DeadPositionUndecided => "dead_position_undecided",
             AlertKind::MovesVoid => "moves_void",
+            AlertKind::RecordStopped => "record_stopped",
         }
     }
 }

@@ -241,7 +241,7 @@ fn replay(
             };
             let engine = replay_script_with(&name, &text, config, &mut progress);
             bar.finish_and_clear();
-            engine.map_err(|e| Failure::input(e.to_string()))?
+            engine.map_err(|e| Failure(e.to_string(), e.exit_code()))?
         }
         Some(protocol) => {
             let (name, bytes) = read_bytes(file)?;

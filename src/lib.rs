@@ -18,6 +18,7 @@ pub mod cli;
 pub mod daemon;
 pub mod engine;
 pub mod event;
+pub mod failsafe;
 pub mod files;
 pub mod game;
 pub mod init;

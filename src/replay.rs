@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::{
     engine::{Engine, EngineConfig, EngineError},
     event::side_name,
+    failsafe::{Injected, catch},
     game::Game,
     script::{ScriptError, parse_script},
 };
@@ -24,6 +25,29 @@ pub enum ReplayError {
         /// What is wrong.
         source: EngineError,
     },
+    /// The engine panicked (a bug in eboard): the line it was reading.
+    #[error(
+        "{file}:{line}: the engine failed on this line ({message}); this is a bug in eboard: please report it with the script"
+    )]
+    Panic {
+        file: String,
+        /// The 1-based line (the last one when the end of the input was
+        /// being read).
+        line: usize,
+        /// The panic's message.
+        message: String,
+    },
+}
+
+impl ReplayError {
+    /// The exit status `eboard replay` gives: 3 for a failure of the
+    /// engine, 2 for bad input.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ReplayError::Panic { .. } => 3,
+            _ => 2,
+        }
+    }
 }
 
 /// Replays a script and returns the engine at its end. Nothing is applied
@@ -42,19 +66,31 @@ pub fn replay_script_with(
 ) -> Result<Engine, ReplayError> {
     let lines = parse_script(file, text)?;
     let mut engine = Engine::new(config);
-    for (done, line) in lines.iter().enumerate() {
-        progress(done, lines.len());
-        engine
-            .push(&line.event)
-            .map_err(|source| ReplayError::Engine {
-                file: file.to_owned(),
-                line: line.line,
-                source,
-            })?;
+    let inject = Injected::from_env();
+    let panicked = |line: usize, message: String| ReplayError::Panic {
+        file: file.to_owned(),
+        line,
+        message,
+    };
+    for (n, line) in (1..).zip(&lines) {
+        progress(n - 1, lines.len());
+        catch(|| {
+            if let Some(hook) = inject {
+                hook.check(None, n);
+            }
+            engine.push(&line.event)
+        })
+        .map_err(|message| panicked(line.line, message))?
+        .map_err(|source| ReplayError::Engine {
+            file: file.to_owned(),
+            line: line.line,
+            source,
+        })?;
         // The events are for live listeners; a replay only wants the record.
         engine.clear_events();
     }
-    engine.finish();
+    let last = lines.last().map_or(1, |l| l.line);
+    catch(|| engine.finish()).map_err(|message| panicked(last, message))?;
     Ok(engine)
 }
 

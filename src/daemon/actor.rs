@@ -231,6 +231,7 @@ pub fn spawn(
             }
         }
     };
+    let live = reader.is_some();
     let actor = Actor {
         state,
         journal: Some(journal),
@@ -246,6 +247,7 @@ pub fn spawn(
         next_check: Instant::now() + JOURNAL_CHECK,
         verdicts: mpsc::unbounded_channel(),
         analysing: 0,
+        first_live: live,
     };
     let task = tokio::spawn(actor.run());
     (
@@ -381,10 +383,7 @@ impl Sim {
         // The engine says when it next has something to do with no event
         // (a state settles, displaced pieces are due): a quiet board is
         // read on time, not at its next event.
-        let tick = state
-            .engine()
-            .next_deadline()
-            .map(|t| t.max(state.last_at()));
+        let tick = state.next_deadline().map(|t| t.max(state.last_at()));
         match (tick, at) {
             (Some(t), Some(a)) if t < a => Some((self.wall(t), Step::Tick(t))),
             (Some(t), None) => Some((self.wall(t), Step::Tick(t))),
@@ -414,6 +413,10 @@ struct Actor {
     verdicts: (mpsc::UnboundedSender<Entry>, mpsc::UnboundedReceiver<Entry>),
     /// Analyses sent to the pool whose verdict has not come back.
     analysing: usize,
+    /// A live board has sent nothing yet in this run: its first state is
+    /// read like a dump after a reconnection (the board may have been
+    /// played on while the daemon was not running).
+    first_live: bool,
 }
 
 /// A board whose journal cannot be written.
@@ -832,6 +835,15 @@ impl Actor {
         use crate::transport::{BoardMessage, ConnectionState};
         let entered = std::time::Instant::now();
         let offset = self.sim.anchor.1;
+        if self.first_live && matches!(msg, Some(BoardMessage::Event(_) | BoardMessage::Events(_)))
+        {
+            // Moves made while the daemon was down are recovered from the
+            // board's state, not judged as one move: the same reading as
+            // after the cable came back.
+            let at = self.state.last_at();
+            let entry = Entry::from_event(&crate::event::BoardEvent::Reconnected);
+            self.first_live = !self.write_apply(entry, at, entered, Unwritten::Drop).await;
+        }
         match msg {
             None => self.reader = None,
             Some(BoardMessage::Event(ev)) => {

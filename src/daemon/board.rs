@@ -6,6 +6,8 @@
 //! a board's state, so what a restarted daemon shows is what it showed
 //! before.
 
+mod recover;
+
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -15,6 +17,7 @@ use shakmaty::{Chess, Color, EnPassantMode, Outcome, Position, fen::Fen, uci::Uc
 use crate::{
     engine::{DeadCheck, Engine, EngineConfig, GameEvent, MateCheck},
     event::{BoardEvent, Millis, Seconds, TimedEvent, format_clock, side_name},
+    failsafe::catch,
     game::Game,
     winnability::Verdict,
 };
@@ -52,7 +55,7 @@ pub struct AlertRecord {
     /// The kind, snake_case (the engine's kinds; `rejected_event` for a
     /// board event the engine could not apply; `duplicate_board` on a
     /// central; `lichess_push_failed` and `lichess_game_rejected` from the
-    /// lichess push).
+    /// lichess push; `engine_failed` when the board's engine panicked).
     pub kind: String,
     /// Half-moves recorded when it was raised.
     pub ply: usize,
@@ -124,6 +127,8 @@ pub struct BoardState {
     /// The family a `serial:` board answered as (not journaled: found
     /// again at every start).
     family: Option<&'static str>,
+    /// What the board is rebuilt from when its engine panics.
+    recovery: recover::Recovery,
     /// The broadcast PGN needs to be written again.
     pgn_dirty: bool,
     /// The round game and how many of its moves the broadcast PGN showed
@@ -173,11 +178,13 @@ impl BoardState {
             notes: Vec::new(),
             journal_failed: None,
             family: None,
+            recovery: recover::Recovery::from_env(),
             pgn_dirty: true,
             shown: (0, 0),
             pgn: Arc::from(""),
         };
         state.refresh_pgn();
+        state.checkpoint();
         state
     }
 
@@ -231,8 +238,9 @@ impl BoardState {
         &self.alerts
     }
 
-    /// Applies a journal line and returns the events it derives.
-    pub fn apply(&mut self, line: &JournalLine) -> Vec<Payload> {
+    /// Applies a journal line and returns the events it derives (a panic
+    /// in it is caught by [`BoardState::apply`]).
+    fn apply_line(&mut self, line: &JournalLine) -> Vec<Payload> {
         let mut out = Vec::new();
         let mut extra = Vec::new();
         match &line.entry {
@@ -313,6 +321,9 @@ impl BoardState {
             }
             Entry::Event(event) => {
                 self.board_events += 1;
+                if let Some(hook) = self.recovery.inject {
+                    hook.check(Some(self.id), self.board_events as u64);
+                }
                 // A clock report sets the time of the last completed move, a
                 // tag changes the tags: the broadcast changes.
                 if !matches!(
@@ -343,19 +354,23 @@ impl BoardState {
     /// before publishing them, so that a replay reads the board at the same
     /// moment.
     pub fn tick(&mut self, at: Millis) -> Option<Vec<Payload>> {
-        if self.engine.next_deadline().is_none_or(|due| due > at) {
+        if self.next_deadline().is_none_or(|due| due > at) {
             return None;
         }
-        self.engine.advance_to(at);
-        let mut out = Vec::new();
-        self.derive(&mut out);
-        Some(out)
+        let ticked = catch(|| {
+            self.engine.advance_to(at);
+            let mut out = Vec::new();
+            self.derive(&mut out);
+            out
+        });
+        Some(ticked.unwrap_or_else(|message| self.tick_failed(at, message)))
     }
 
     /// Notes a `tick` line that [`BoardState::tick`] already applied.
     pub fn note_tick(&mut self, line: &JournalLine) {
         self.seq = line.seq;
         self.last_at = self.last_at.max(line.at);
+        self.remember(line, true);
     }
 
     fn push(&mut self, ev: TimedEvent, extra: &mut Vec<Payload>) {
@@ -956,7 +971,7 @@ mod tests {
     use super::*;
     use crate::script::parse_script;
 
-    fn state() -> BoardState {
+    pub(super) fn state() -> BoardState {
         BoardState::new(
             4,
             Arc::new(RoundInfo {
@@ -979,7 +994,7 @@ mod tests {
         )
     }
 
-    fn feed(state: &mut BoardState, script: &str) -> Vec<Payload> {
+    pub(super) fn feed(state: &mut BoardState, script: &str) -> Vec<Payload> {
         let mut out = Vec::new();
         for l in parse_script("t", script).unwrap() {
             let line = JournalLine {

@@ -70,8 +70,10 @@ impl Hypotheses {
 
 impl Engine {
     /// Whether the record and the board are in step.
+    /// A record the guard found stopped is `lost` whatever the reading
+    /// rules say (see `guard.rs`).
     pub fn sync_state(&self) -> SyncState {
-        self.hypotheses.state
+        self.guarded(self.hypotheses.state)
     }
 
     /// The candidate continuations of the record while the board is

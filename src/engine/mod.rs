@@ -23,6 +23,7 @@ mod config;
 mod correct;
 mod endings;
 mod full_dead;
+mod guard;
 mod hypotheses;
 mod illegal;
 mod orientation;
@@ -178,6 +179,9 @@ pub struct Engine {
     /// length and the ply it goes back to, the squares a blip would
     /// explain and what the scan showed on them, and when.
     takeback_held: Option<HeldTakeback>,
+    /// The check of the record against the board, outside the reading
+    /// rules (see `guard.rs`).
+    guard: guard::Guard,
 }
 
 impl Default for Engine {
@@ -227,6 +231,7 @@ impl Engine {
             unlisted: None,
             put_off: None,
             takeback_held: None,
+            guard: guard::Guard::default(),
         }
     }
 
@@ -282,10 +287,10 @@ impl Engine {
         } else {
             None
         };
-        match (settle, displaced) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [settle, displaced, self.guard_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Takes the events produced since the last call.
@@ -363,6 +368,7 @@ impl Engine {
             }
         }
         self.analyse_in_line();
+        self.guard_step(false);
         Ok(())
     }
 
@@ -528,6 +534,7 @@ impl Engine {
         self.now = self.now.max(t);
         self.check_displaced(t);
         self.analyse_in_line();
+        self.guard_step(false);
     }
 
     /// Reads the current board state now, however briefly it has stood (at a
@@ -568,6 +575,7 @@ impl Engine {
             self.take_back(held.back_to, held.made_at, held.basis);
         }
         self.analyse_in_line();
+        self.guard_step(true);
     }
 
     fn read_board(&mut self) {
@@ -1388,8 +1396,11 @@ mod tests {
                 .iter()
                 .any(|ev| matches!(ev, GameEvent::MovesRetracted { .. }))
         );
-        // No alert either: the board is where the record has it.
-        assert!(e.game().alerts.is_empty());
+        // No alert either but the guard's (the board stood differently
+        // from the record for 18 s): the board is where the record has it.
+        let kinds: Vec<AlertKind> = e.game().alerts.iter().map(|a| a.kind).collect();
+        assert_eq!(kinds, [AlertKind::RecordStopped]);
+        assert_eq!(e.sync_state(), SyncState::Ok);
     }
 
     #[test]
@@ -1433,6 +1444,13 @@ mod tests {
             ev,
             GameEvent::Alert { alert, .. } if alert.kind == AlertKind::DisplacedPieces
         )));
+        // Then the guard's: the record has not moved since the knight was
+        // put down; the arbiter was told already, the sync says it.
+        let stopped_at = 1200 + config.displaced_ms + config.settle_ms;
+        assert_eq!(e.next_deadline(), Some(stopped_at));
+        e.advance_to(stopped_at);
+        assert_eq!(e.sync_state(), SyncState::Lost);
+        assert!(e.drain_events().is_empty());
         assert_eq!(e.next_deadline(), None);
     }
 

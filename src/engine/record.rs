@@ -54,7 +54,11 @@ impl Engine {
     /// `first_ply` on were inferred: shown at once, or made while the board
     /// was not connected.
     pub(super) fn alert_inferred(&mut self, first_ply: usize) {
-        let sans: Vec<String> = self.game().moves()[first_ply - 1..]
+        let sans: Vec<String> = self
+            .game()
+            .moves()
+            .get(first_ply.saturating_sub(1)..)
+            .unwrap_or_default()
             .iter()
             .map(|m| m.san.to_string())
             .collect();
@@ -186,6 +190,8 @@ impl Engine {
             game.set_tag(&name, &value);
         }
         self.games.push(game);
+        // Moves a snapshot of the last game showed are not this game's.
+        self.unconfirmed = None;
         self.behind = false;
         self.clock.pending_press = ByColor::default();
         self.clock.presses_ahead = 0;

@@ -497,6 +497,13 @@ impl Engine {
 
     /// Records moves a snapshot showed, when it showed them.
     fn confirm(&mut self, u: Unconfirmed) {
+        // Moves a snapshot showed follow on from the record as it stood
+        // then: once it has changed (a takeback, a new game), they are no
+        // longer the next moves (issue 35: the next game's first move was
+        // confirmed with the ply of the last game's end).
+        if self.game().ply() != u.ply || self.game().is_over() {
+            return;
+        }
         if is_legal_line(self.game().position(), &u.moves) && !self.contradicts_candidates(&u.moves)
         {
             self.record(&u.moves, u.made_at, u.basis);

@@ -654,6 +654,11 @@ impl Reader {
             .flow_control(serialport::FlowControl::None)
             .timeout(self.config.read_timeout)
             .open()?;
+        // What the board sent before the port was opened (kept by the
+        // system while nobody read it, as across a daemon restart) is stale:
+        // what the board shows now comes in answer to the start-up, read
+        // like a dump after a reconnection.
+        let _ = port.clear(serialport::ClearBuffer::Input);
         if s.dtr_rts {
             port.write_data_terminal_ready(true)?;
             port.write_request_to_send(true)?;

@@ -7,6 +7,7 @@ mod daemon;
 mod dead;
 mod detect;
 mod durability;
+mod failures;
 mod faults;
 mod first_run;
 mod hostile;

@@ -11,7 +11,9 @@
 //! (the script must fail with a message containing the text, naming the
 //! line given as `#! error-line: N`). `#! game` starts the expectations of the
 //! next game of the session; `#! games: N` is the number of games reported;
-//! `#! orientation: rotated` reads the board as configured turned round.
+//! `#! orientation: rotated` reads the board as configured turned round;
+//! `#! sync: lost` is the board's sync state at the end (the session's
+//! current game only; the others are always `ok`).
 
 use std::collections::BTreeMap;
 
@@ -167,6 +169,16 @@ fn check(path: &std::path::Path) -> Result<(), String> {
             return Err(format!(
                 "game {g}: no alert has a ruling containing '{text}'"
             ));
+        }
+        if let Some(want) = f.get("sync") {
+            let got = if i + 1 == engine.games().len() {
+                engine.sync_state().as_str()
+            } else {
+                "ok"
+            };
+            if got != want {
+                return Err(format!("game {g}: sync {got}, expected {want}"));
+            }
         }
         if let Some(n) = f.get("completed") {
             let got = game

@@ -1,0 +1,218 @@
+//! The guard: a check of the engine's output against the board, outside the
+//! reading rules.
+//!
+//! Whatever the reading rules decide, a record that has not moved while the
+//! board stood differently from the record's position for longer than the
+//! displaced-pieces time has stopped following the board: the sync is then
+//! `lost` (or `searching`, if the engine still searches), and the arbiter is
+//! told unless the engine already told him of this very state. The check
+//! runs after each public step ([`Engine::push`], [`Engine::advance_to`],
+//! [`Engine::finish`]) and looks only at what any reader of the engine can
+//! see: the record, the sensors and the time, so no rule can bypass it.
+
+use shakmaty::{Move, Position};
+
+use super::{Engine, progress::in_progress};
+use crate::{alert::AlertKind, event::Millis, resync::SyncState};
+
+/// What identifies the record's state: the game, its length and last move.
+/// Any change (a move made, changed, taken back, a new game) is the record
+/// moving.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Mark {
+    game: usize,
+    ply: usize,
+    last: Option<Move>,
+}
+
+/// The guard's state.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Guard {
+    mark: Mark,
+    /// Since when the board has differed from the record's position (and
+    /// was no move in progress from it), the record unmoved; and how many
+    /// alerts the game had then.
+    since: Option<(Millis, usize)>,
+    /// The record is taken for stopped.
+    stopped: bool,
+    /// The arbiter was told (or had been by the engine).
+    told: bool,
+}
+
+impl Engine {
+    /// The sync state to report, given the reading rules' own: a record
+    /// found stopped, and not moved since, is `lost`.
+    pub(super) fn guarded(&self, rules: SyncState) -> SyncState {
+        match rules {
+            SyncState::Ok if self.guard.stopped && self.guard.mark == self.mark() => {
+                SyncState::Lost
+            }
+            other => other,
+        }
+    }
+
+    fn mark(&self) -> Mark {
+        let game = self.game();
+        Mark {
+            game: self.games.len() - 1,
+            ply: game.ply(),
+            last: game.moves().last().map(|m| m.mv),
+        }
+    }
+
+    /// How long the board may stand differently from the record before the
+    /// record is taken for stopped: the displaced-pieces time, after the
+    /// state settled (so that the engine's own `displaced_pieces` comes
+    /// first).
+    fn guard_wait(&self) -> Millis {
+        self.config
+            .displaced_ms
+            .saturating_add(self.config.settle_ms)
+    }
+
+    /// When the guard next has something to decide with no new event.
+    pub(super) fn guard_deadline(&self) -> Option<Millis> {
+        match self.guard.since {
+            Some((since, _)) if !self.guard.stopped => {
+                Some(since.saturating_add(self.guard_wait()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Checks the record against the board after a step. `ended`: the input
+    /// ended, so the board stands as it is for good.
+    pub(super) fn guard_step(&mut self, ended: bool) {
+        let mark = self.mark();
+        if mark != self.guard.mark {
+            self.guard = Guard {
+                mark,
+                ..Guard::default()
+            };
+        }
+        let game = self.game();
+        let pos = game.position();
+        if self.sensed.shows_position(pos) || in_progress(pos, &self.sensed) {
+            // In step again (or a hand at work): whatever was stopped goes on.
+            self.guard.since = None;
+            self.guard.stopped = false;
+            self.guard.told = false;
+            return;
+        }
+        if game.is_over() {
+            // The pieces are set up again: no move is to be followed.
+            self.guard.since = None;
+            return;
+        }
+        let now = self.now;
+        let alerts = game.alerts.len();
+        let (since, alerts_then) = *self.guard.since.get_or_insert((now, alerts));
+        if !self.guard.stopped && (ended || now >= since.saturating_add(self.guard_wait())) {
+            self.guard.stopped = true;
+        }
+        // While the reading rules say they search, `searching` says it; the
+        // arbiter is told once the record is taken for lost.
+        if !self.guard.stopped || self.guard.told || self.sync_state() != SyncState::Lost {
+            return;
+        }
+        self.guard.told = true;
+        // The engine already told the arbiter of this state (a pawn left
+        // on the last rank stands for the queen recorded, Art. 7.5.2).
+        let ply = self.game().ply();
+        let told = self.game().alerts.iter().enumerate().any(|(i, a)| {
+            let since_then = i >= alerts_then
+                && matches!(
+                    a.kind,
+                    AlertKind::DisplacedPieces
+                        | AlertKind::OutOfSync
+                        | AlertKind::IllegalMove
+                        | AlertKind::IllegalPosition
+                        | AlertKind::RecordStopped
+                );
+            since_then || a.kind == AlertKind::PawnNotPromoted && a.ply == ply
+        });
+        if !told {
+            self.alert_stopped(since, ended);
+        }
+    }
+
+    fn alert_stopped(&mut self, since: Millis, ended: bool) {
+        let squares: Vec<String> = self
+            .differ_from_record()
+            .into_iter()
+            .map(|sq| sq.to_string())
+            .collect();
+        let game = self.game();
+        let at_move = match game.moves().last() {
+            Some(m) => format!("after {} (half-move {})", m.san, game.ply()),
+            None => "before the first move".to_owned(),
+        };
+        let how_long = if ended {
+            "when the input ended".to_owned()
+        } else {
+            format!("for {} s", (self.now - since) / 1000)
+        };
+        let message = format!(
+            "the record has not moved while the board differed from its position on {} {how_long}: eboard has lost this board until the record catches up or is corrected; the record stops {at_move} with {} to move. Check the board against the scoresheets and correct the record",
+            squares.join(", "),
+            crate::event::side_name(game.position().turn()),
+        );
+        self.alert(AlertKind::RecordStopped, None, message, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::parse_script;
+
+    fn replayed(script: &str, until: Millis) -> Engine {
+        let mut e = Engine::default();
+        for line in parse_script("t", script).unwrap() {
+            e.push(&line.event).unwrap();
+        }
+        e.advance_to(until);
+        e
+    }
+
+    #[test]
+    fn a_piece_held_in_the_hand_is_no_stopped_record() {
+        // Art. 7.4 concerns pieces let go of: a knight held for 20 s is a
+        // move in progress, however long.
+        let e = replayed("@1000 lift g1\n", 21_000);
+        assert_eq!(e.sync_state(), SyncState::Ok);
+        assert!(e.game().alerts.is_empty());
+    }
+
+    #[test]
+    fn a_record_behind_the_board_past_the_deadline_is_lost_until_it_moves() {
+        // 1.e4 e5 2.Nf3 shown at once after a press with no move, read by
+        // no rule here: the knight and both pawns moved, the record at 0.
+        let script = "@0 board rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R\n";
+        let mut e = Engine::default();
+        e.guard.mark = e.mark();
+        // Stand-in for a rule that lets the board go: the sensors only.
+        for line in parse_script("t", script).unwrap() {
+            if let crate::event::BoardEvent::Board(scan) = &line.event.event {
+                e.sensed.apply_scan(scan, 1);
+            }
+        }
+        e.now = 100;
+        e.guard_step(false);
+        assert_eq!(e.sync_state(), SyncState::Ok, "not before the deadline");
+        e.now = 100 + e.guard_wait();
+        e.guard_step(false);
+        assert_eq!(e.sync_state(), SyncState::Lost);
+        let kinds: Vec<AlertKind> = e.game().alerts.iter().map(|a| a.kind).collect();
+        assert_eq!(kinds, [AlertKind::RecordStopped]);
+        assert!(
+            e.game().alerts[0]
+                .message
+                .contains("g1, e2, f3, e4, e5, e7")
+        );
+        // Once the board shows the record's position again, in step.
+        e.sensed = crate::sensed::SensedBoard::showing(e.game().position().board());
+        e.guard_step(false);
+        assert_eq!(e.sync_state(), SyncState::Ok);
+    }
+}
