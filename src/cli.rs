@@ -105,8 +105,8 @@ enum Command {
     /// Tells whether each side can still checkmate by any series of legal
     /// moves, and whether the position is dead (Art. 5.2.2).
     Analyze(crate::analyze::AnalyzeArgs),
-    /// Lists the serial ports, with what USB says about them and a guess
-    /// at the board family.
+    /// Lists the serial ports, with what USB says about them and which
+    /// board family answers on each.
     Ports(crate::transport::ports::PortsArgs),
     /// Reads a board live: prints each move as it is made, the PGN on
     /// Ctrl-C; `--record` writes a byte capture for bug reports.

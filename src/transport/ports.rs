@@ -1,5 +1,6 @@
 //! `eboard ports`: the serial ports of this machine, with what USB says
-//! about them and a guess at the board family.
+//! about them, a guess at the board family, and the family that answers
+//! when the port is asked ([`super::probe`]).
 //!
 //! The guess is only a hint for the operator; `--protocol` always decides.
 //! In order:
