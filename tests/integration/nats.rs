@@ -394,3 +394,27 @@ fn regression_13_several_halls_survive_their_failures() {
     );
     drop(x);
 }
+
+/// Issue 38, fault 9: a hall stopped with SIGTERM publishes every line of
+/// its journals before it exits (status 0): the stream holds as many
+/// messages of the board as its journal has lines.
+#[test]
+fn a_hall_stopped_with_sigterm_publishes_its_last_line_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(broker) = Broker::start(dir.path()) else {
+        return;
+    };
+    let url = broker.url();
+    let conf = hall_config(dir.path(), "hall-t", &[(1, 1)]);
+    let data = dir.path().join("t");
+    let h = hall(&conf, &data, &url);
+    h.wait_boards(60, |b| b["ply"].as_u64().unwrap_or(0) >= 4);
+    let status = h.terminate();
+    assert_eq!(status.code(), Some(0));
+    let lines = std::fs::read_to_string(data.join("boards/1.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    let counts = stream_counts(&url);
+    assert_eq!(counts.get("EBOARD.board.1"), Some(&lines), "{counts:?}");
+}
