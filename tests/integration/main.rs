@@ -15,4 +15,5 @@ mod properties;
 mod rules;
 mod scripts;
 mod serial;
+mod sync_properties;
 mod util;
