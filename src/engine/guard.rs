@@ -99,8 +99,11 @@ impl Engine {
             self.guard.told = false;
             return;
         }
-        if game.is_over() {
-            // The pieces are set up again: no move is to be followed.
+        if game.is_over() || !ended && one_move_on(pos, &self.sensed) {
+            // The pieces are set up again: no move is to be followed. Or the
+            // board shows one legal move made, which the record is about to
+            // take (the reading rules wait for its completion or the next
+            // scan); two moves on, or the input ended, it is stopped.
             self.guard.since = None;
             return;
         }
@@ -159,6 +162,15 @@ impl Engine {
         );
         self.alert(AlertKind::RecordStopped, None, message, None);
     }
+}
+
+/// Whether the sensors show the position after one legal move from `pos`.
+fn one_move_on(pos: &shakmaty::Chess, sensed: &crate::sensed::SensedBoard) -> bool {
+    pos.legal_moves().iter().any(|&m| {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        sensed.shows_position(&after)
+    })
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ mod full_dead;
 mod guard;
 mod hypotheses;
 mod illegal;
+mod next_game;
 mod orientation;
 mod output;
 mod phase;
@@ -486,13 +487,7 @@ impl Engine {
             }
             BoardEvent::Claim(color, kind, mv) => self.claim(*color, *kind, mv.as_ref(), t),
             BoardEvent::Setup(fen) => self.setup(fen, t)?,
-            BoardEvent::Tag(name, value) => {
-                if self.game().is_over() {
-                    self.pending_tags.push((name.clone(), value.clone()));
-                } else {
-                    self.game_mut().set_tag(name, value);
-                }
-            }
+            BoardEvent::Tag(name, value) => self.tag(name, value),
             BoardEvent::Lift(_)
             | BoardEvent::Place(..)
             | BoardEvent::Board(_)
@@ -580,7 +575,9 @@ impl Engine {
 
     fn read_board(&mut self) {
         let clock_pending = self.settle.mark_read();
-        self.evaluate_at(false);
+        if !self.next_game_set_up() {
+            self.evaluate_at(false);
+        }
         if clock_pending {
             self.update_last_completed_clock();
         }

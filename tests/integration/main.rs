@@ -21,4 +21,5 @@ mod reference;
 mod rules;
 mod scripts;
 mod serial;
+mod sync_properties;
 mod util;
