@@ -194,24 +194,15 @@ fn document(a: &Args, table: &str, games: usize) -> String {
     }
     format!(
         "# How eboard follows each kind of board\n\n\
-         Made by `{command} --write` on {} (every {} game of {games} in the lichess sample), \
+         Made by `{command} --write` on {} (one game in {} of the {games} of the PGN file), \
          seeds {}. Each row gives the worst seed's numbers (most wrong moves, then false \
          alarms, then plies missing). Dropped games are those the physics generator's own \
          search could not decide; they are not counted in the other columns. See \
          `docs/guide/physics-generator.md`.\n\n{table}",
         a.stamp.as_deref().unwrap_or("an unstated date"),
-        ordinal(a.every),
+        a.every,
         seeds.join(", "),
     )
-}
-
-fn ordinal(n: usize) -> String {
-    match n {
-        1 => "single".to_owned(),
-        2 => "2nd".to_owned(),
-        3 => "3rd".to_owned(),
-        n => format!("{n}th"),
-    }
 }
 
 /// For each game of a simulator style the engine did not record exactly,

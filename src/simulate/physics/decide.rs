@@ -9,7 +9,9 @@
 //! - a position with the next move under way: every square the move
 //!   touches (its origin, target, captured square, rook squares and the
 //!   squares a dragged piece crosses) may be empty, hold what stood there
-//!   before or after, or hold a moving piece; every other square as before;
+//!   before or after, or hold a moving piece; every other square as before.
+//!   A move once under way goes on until it is complete (hands never put a
+//!   piece back where it came from);
 //!
 //! up to sensor blips: squares whose reading changes and changes back
 //! within 80 ms (event boards) or from one scan to the next (scanning
@@ -39,7 +41,7 @@ const BLIP_SPAN_MS: Millis = 80;
 /// The most plies a dump after `reconnected` may hide.
 const MAX_DUMP_PLIES: u32 = 10;
 /// The most positions one report may leave in play.
-const MAX_NODES: usize = 200;
+const MAX_NODES: usize = 400;
 /// The default budget of work per game.
 pub const DEFAULT_BUDGET: u64 = 3_000_000;
 
@@ -201,9 +203,18 @@ fn diff(o: &Obs, b: &Board, identity: bool) -> Bitboard {
 #[derive(Debug, Clone)]
 struct Node {
     pos: Chess,
+    /// The move under way, if the last observation showed one.
+    pending: Option<Move>,
     cost: (u32, u32),
     lines: Vec<Vec<Move>>,
 }
+
+/// A way of explaining an observation: the position, the plies played to
+/// reach it, the blips assumed and the move then under way.
+type Found = (Chess, Vec<Move>, u32, Option<Move>);
+
+/// A reading of an observation: blips assumed and the move under way.
+type Reading = (u32, Option<Move>);
 
 /// The search with its work counter.
 struct Search {
@@ -223,11 +234,12 @@ pub fn explain(start: &Chess, events: &[TimedEvent], identity: bool, budget: u64
         work: 0,
         budget,
     };
-    let mut layer: BTreeMap<u64, Node> = BTreeMap::new();
+    let mut layer: BTreeMap<(u64, u32), Node> = BTreeMap::new();
     layer.insert(
-        key(start),
+        (key(start), 0),
         Node {
             pos: start.clone(),
+            pending: None,
             cost: (0, 0),
             lines: vec![Vec::new()],
         },
@@ -276,12 +288,21 @@ fn key(pos: &Chess) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
 }
 
-fn insert(layer: &mut BTreeMap<u64, Node>, pos: Chess, cost: (u32, u32), lines: Vec<Vec<Move>>) {
-    let entry = layer.entry(key(&pos)).or_insert_with(|| Node {
-        pos,
-        cost,
-        lines: Vec::new(),
-    });
+fn insert(
+    layer: &mut BTreeMap<(u64, u32), Node>,
+    pos: Chess,
+    pending: Option<Move>,
+    cost: (u32, u32),
+    lines: Vec<Vec<Move>>,
+) {
+    let entry = layer
+        .entry((key(&pos), pending.map_or(0, code)))
+        .or_insert_with(|| Node {
+            pos,
+            pending,
+            cost,
+            lines: Vec::new(),
+        });
     if cost < entry.cost {
         entry.cost = cost;
         entry.lines.clear();
@@ -293,6 +314,13 @@ fn insert(layer: &mut BTreeMap<u64, Node>, pos: Chess, cost: (u32, u32), lines: 
             }
         }
     }
+}
+
+/// A move as a number (never 0), to key the nodes by.
+fn code(m: Move) -> u32 {
+    let from = m.from().map_or(64, |s| s.to_usize() as u32);
+    let promotion = m.promotion().map_or(0, |r| r as u32);
+    1 + (from << 12 | (m.to().to_usize() as u32) << 4 | promotion)
 }
 
 impl Search {
@@ -308,21 +336,29 @@ impl Search {
     /// The next layer: every way each node explains the observation.
     fn step(
         &mut self,
-        layer: &BTreeMap<u64, Node>,
+        layer: &BTreeMap<(u64, u32), Node>,
         o: &Obs,
         last: bool,
         depth: u32,
-    ) -> Result<BTreeMap<u64, Node>, Over> {
+    ) -> Result<BTreeMap<(u64, u32), Node>, Over> {
         let mut next = BTreeMap::new();
         for node in layer.values() {
-            let mut found: Vec<(Chess, Vec<Move>, u32)> = Vec::new();
+            let mut found: Vec<Found> = Vec::new();
             if o.dump {
                 self.dump(node, o, &mut found)?;
             } else {
                 let mut path = Vec::new();
-                self.walk(&node.pos, depth, &mut path, o, last, &mut found)?;
+                self.walk(
+                    &node.pos,
+                    node.pending,
+                    depth,
+                    &mut path,
+                    o,
+                    last,
+                    &mut found,
+                )?;
             }
-            for (pos, path, blips) in found {
+            for (pos, path, blips, pending) in found {
                 let cost = (node.cost.0 + path.len() as u32, node.cost.1 + blips);
                 let lines = node
                     .lines
@@ -333,34 +369,41 @@ impl Search {
                         l
                     })
                     .collect();
-                insert(&mut next, pos, cost, lines);
+                insert(&mut next, pos, pending, cost, lines);
             }
         }
         Ok(next)
     }
 
-    /// Every line of up to `depth` more plies whose end explains `o`.
+    /// Every line of up to `depth` more plies whose end explains `o`; a
+    /// move under way (`pending`) is the first of them, or still under way.
+    #[allow(clippy::too_many_arguments)]
     fn walk(
         &mut self,
         pos: &Chess,
+        pending: Option<Move>,
         depth: u32,
         path: &mut Vec<Move>,
         o: &Obs,
         last: bool,
-        found: &mut Vec<(Chess, Vec<Move>, u32)>,
+        found: &mut Vec<Found>,
     ) -> Result<(), Over> {
         self.spend(1)?;
-        if let Some(b) = self.explains(pos, o, last)? {
-            found.push((pos.clone(), path.clone(), b));
+        for (b, under_way) in self.explains(pos, o, last, pending)? {
+            found.push((pos.clone(), path.clone(), b, under_way));
         }
         if depth == 0 {
             return Ok(());
         }
-        for m in pos.legal_moves() {
+        let moves = match pending {
+            Some(m) => std::iter::once(m).collect(),
+            None => pos.legal_moves(),
+        };
+        for m in moves {
             let mut next = pos.clone();
             next.play_unchecked(m);
             path.push(m);
-            self.walk(&next, depth - 1, path, o, last, found)?;
+            self.walk(&next, None, depth - 1, path, o, last, found)?;
             path.pop();
         }
         Ok(())
@@ -368,12 +411,7 @@ impl Search {
 
     /// The fewest plies (up to ten) after which a settled position explains
     /// the dump, and every such line.
-    fn dump(
-        &mut self,
-        node: &Node,
-        o: &Obs,
-        found: &mut Vec<(Chess, Vec<Move>, u32)>,
-    ) -> Result<(), Over> {
+    fn dump(&mut self, node: &Node, o: &Obs, found: &mut Vec<Found>) -> Result<(), Over> {
         let lower = self.lower_bound(&node.pos, o);
         for n in lower..=MAX_DUMP_PLIES {
             let mut path = Vec::new();
@@ -391,12 +429,12 @@ impl Search {
         left: u32,
         path: &mut Vec<Move>,
         o: &Obs,
-        found: &mut Vec<(Chess, Vec<Move>, u32)>,
+        found: &mut Vec<Found>,
     ) -> Result<(), Over> {
         self.spend(1)?;
         if left == 0 {
             if let Some(b) = self.settled(pos, o) {
-                found.push((pos.clone(), path.clone(), b));
+                found.push((pos.clone(), path.clone(), b, None));
             }
             return Ok(());
         }
@@ -454,21 +492,33 @@ impl Search {
         (d.is_subset(o.transient) && d.count() as u32 <= MAX_BLIPS).then_some(d.count() as u32)
     }
 
-    /// The fewest blips with which `o` shows `pos`, settled or with a move
-    /// under way (only settled for the last observation).
-    fn explains(&mut self, pos: &Chess, o: &Obs, last: bool) -> Result<Option<u32>, Over> {
-        let settled = self.settled(pos, o);
+    /// The ways `o` shows `pos`: settled (no move pending), or with a move
+    /// under way (that move pending), each with the fewest blips it needs.
+    /// `pending`: the move already under way, the only one that may go on.
+    /// The last observation shows a settled position.
+    fn explains(
+        &mut self,
+        pos: &Chess,
+        o: &Obs,
+        last: bool,
+        pending: Option<Move>,
+    ) -> Result<Vec<Reading>, Over> {
+        let settled = self.settled(pos, o).filter(|_| pending.is_none());
+        let mut out: Vec<Reading> = settled.map(|b| (b, None)).into_iter().collect();
         if settled == Some(0) || last {
-            return Ok(settled);
+            return Ok(out);
         }
         let d = diff(o, pos.board(), self.identity);
         let hard = d & !o.transient;
         if !self.one_move_may_cover(pos, o, hard) {
-            return Ok(settled);
+            return Ok(out);
         }
         self.spend(1)?;
-        let mut best = settled;
-        for m in pos.legal_moves() {
+        let moves = match pending {
+            Some(m) => std::iter::once(m).collect(),
+            None => pos.legal_moves(),
+        };
+        for m in moves {
             let (touched, after) = touched(pos, m);
             if !hard.is_subset(touched) {
                 continue;
@@ -478,11 +528,11 @@ impl Search {
                 bad |= self.misplaced(pos, &after, m, touched, o);
             }
             let b = bad.count() as u32;
-            if bad.is_subset(o.transient) && b <= MAX_BLIPS && best.is_none_or(|x| b < x) {
-                best = Some(b);
+            if bad.is_subset(o.transient) && b <= MAX_BLIPS {
+                out.push((b, Some(m)));
             }
         }
-        Ok(best)
+        Ok(out)
     }
 
     /// A quick necessary test before generating moves: the readings no
