@@ -72,8 +72,9 @@ pub fn replay_script_with(
         line,
         message,
     };
-    for (n, line) in (1..).zip(&lines) {
-        progress(n - 1, lines.len());
+    for (done, line) in lines.iter().enumerate() {
+        progress(done, lines.len());
+        let n = done as u64 + 1;
         catch(|| {
             if let Some(hook) = inject {
                 hook.check(None, n);

@@ -168,6 +168,7 @@ impl BoardState {
             g: 0,
             at,
             entry: Entry::Tick,
+            round: None,
         };
         // Never a copy of the state the panic left.
         self.recovery.lines.push(line.clone());
@@ -255,6 +256,7 @@ mod tests {
                 g: 0,
                 at: t,
                 entry: Entry::from_event(&event),
+                round: None,
             };
             state.apply(&l)
         };
