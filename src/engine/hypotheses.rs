@@ -118,7 +118,14 @@ impl Engine {
             // nobody made: not read until those cases are told apart.
             return false;
         }
-        let limits = Limits::default();
+        // A dump of a board that names pieces pins the search down: it
+        // may go on longer. On occupancy, more work finds more lines a blip
+        // fits as well, and is not spent.
+        let limits = if (self.dumped || outage) && !occupancy {
+            Limits::dump()
+        } else {
+            Limits::default()
+        };
         let pressed = self.clock.presses_ahead;
         let found = match resync(&pos, &target, &limits) {
             // On a board that identifies pieces, the snapshots since the

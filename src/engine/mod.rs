@@ -443,9 +443,12 @@ impl Engine {
                 crate::matcher::explain(pos, &probe, game.basis(game.ply()), 1),
                 crate::matcher::Explanation::Unique(_)
             );
+        // A lift put back within the settle time is what a blip looks
+        // like: no touch survives that assumption (Art. 4.3 needs a
+        // deliberate touch), even while the squares keep the capture open.
+        self.touches.forget(sq);
         if !in_air {
             self.sensed = probe;
-            self.touches.forget(sq);
         }
     }
 
