@@ -1,98 +1,253 @@
 //! Prints how well eboard follows each kind of board: every game of a PGN
-//! file (by default the lichess sample the tests use) simulated in every
+//! file (by default the lichess sample the tests use) generated in every
 //! style, with and without piece identity and clock, replayed, and counted.
+//! Two generators make the streams: the simulator (`sim`) and the
+//! board-physics generator (`physics`); over several seeds, each row gives
+//! the worst seed's numbers.
 //!
 //! ```sh
-//! cargo run --release --example styles                  # the whole sample
+//! cargo run --release --example styles                  # the whole sample, sim, seed 1
 //! cargo run --release --example styles -- --every 10    # every 10th game
 //! cargo run --release --example styles -- games.pgn --seed 3
 //! cargo run --release --example styles -- --every 20 --why scan-1000   # where each game went wrong
+//! cargo run --release --example styles -- --generator physics --seeds 1,2,3,4,5 --every 4 \
+//!     --write --stamp 2026-11-28                                     # docs/performance/board-styles.md
 //! ```
 
 use std::process::ExitCode;
 
 use eboard::{
-    pgn::read_games,
-    simulate::{STYLES, Variant, differences, measure, session, table},
+    pgn::{ImportedGame, read_games},
+    simulate::{
+        STYLES, SeedRow, Tally, Variant, differences, measure,
+        physics::{PHYSICS_STYLES, measure_physics},
+        seeds_table, session, worst,
+    },
 };
 
-fn main() -> ExitCode {
-    let mut file = String::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/corpus/lichess-sample.pgn"
-    ));
-    let mut every = 1usize;
-    let mut seed = 1u64;
-    let mut why: Option<String> = None;
-    let mut args = std::env::args().skip(1);
+const DEFAULT_WRITE: &str = "docs/performance/board-styles.md";
+
+/// What the command line asked for.
+struct Args {
+    file: String,
+    every: usize,
+    seeds: Vec<u64>,
+    why: Option<String>,
+    sim: bool,
+    physics: bool,
+    only: Option<Vec<String>>,
+    write: Option<String>,
+    stamp: Option<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        file: String::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/corpus/lichess-sample.pgn"
+        )),
+        every: 1,
+        seeds: vec![1],
+        why: None,
+        sim: true,
+        physics: false,
+        only: None,
+        write: None,
+        stamp: None,
+    };
+    let mut args = std::env::args().skip(1).peekable();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--every" => match args.next().and_then(|v| v.parse::<usize>().ok()) {
-                Some(k) if k > 0 => every = k,
-                _ => return usage("--every needs a number from 1"),
+                Some(k) if k > 0 => a.every = k,
+                _ => return Err("--every needs a number from 1".into()),
             },
             "--seed" => match args.next().and_then(|v| v.parse::<u64>().ok()) {
-                Some(s) => seed = s,
-                None => return usage("--seed needs a number"),
+                Some(s) => a.seeds = vec![s],
+                None => return Err("--seed needs a number".into()),
             },
-            "--why" => why = args.next(),
-            _ if arg.starts_with("--") => return usage(&format!("unknown option {arg}")),
-            _ => file = arg,
+            "--seeds" => {
+                let list = args.next().unwrap_or_default();
+                let seeds: Result<Vec<u64>, _> = list.split(',').map(str::parse).collect();
+                match seeds {
+                    Ok(s) if !s.is_empty() => a.seeds = s,
+                    _ => return Err("--seeds needs numbers separated by commas".into()),
+                }
+            }
+            "--generator" => match args.next().as_deref() {
+                Some("sim") => (a.sim, a.physics) = (true, false),
+                Some("physics") => (a.sim, a.physics) = (false, true),
+                Some("both") => (a.sim, a.physics) = (true, true),
+                _ => return Err("--generator needs sim, physics or both".into()),
+            },
+            "--styles" => {
+                a.only = args
+                    .next()
+                    .map(|v| v.split(',').map(str::to_owned).collect())
+            }
+            "--write" => {
+                a.write = Some(match args.peek() {
+                    Some(p) if !p.starts_with("--") => args.next().unwrap_or_default(),
+                    _ => DEFAULT_WRITE.to_owned(),
+                })
+            }
+            "--stamp" => a.stamp = args.next(),
+            "--why" => a.why = args.next(),
+            _ if arg.starts_with("--") => return Err(format!("unknown option {arg}")),
+            _ => a.file = arg,
         }
     }
-    let text = match std::fs::read_to_string(&file) {
+    Ok(a)
+}
+
+fn main() -> ExitCode {
+    let a = match parse_args() {
+        Ok(a) => a,
+        Err(e) => return usage(&e),
+    };
+    let text = match std::fs::read_to_string(&a.file) {
         Ok(text) => text,
-        Err(e) => return usage(&format!("{file}: {e}")),
+        Err(e) => return usage(&format!("{}: {e}", a.file)),
     };
     let games = match read_games(text.as_bytes()) {
         Ok(games) => games,
-        Err(e) => return usage(&format!("{file}: {e}")),
+        Err(e) => return usage(&format!("{}: {e}", a.file)),
     };
-    let games: Vec<_> = games.into_iter().step_by(every).collect();
-    if let Some(name) = why {
-        let Some(style) = STYLES.iter().find(|s| s.name == name) else {
-            return usage(&format!("no style {name}"));
-        };
-        for variant in Variant::ALL {
-            println!("{} ({}):", style.name, variant.label());
-            for line in differences(&games, style, variant, seed) {
-                println!("  {line}");
-            }
-            if let Ok(dir) = std::env::var("STYLES_DUMP") {
-                // The scripts themselves, to replay with `eboard replay`.
-                for (i, game) in games.iter().enumerate() {
-                    let name = format!(
-                        "{dir}/{}-{}{}-{i}.board",
-                        style.name,
-                        if variant.identity { "i" } else { "o" },
-                        if variant.clock { "c" } else { "n" }
-                    );
-                    let script = session(game, style, variant, seed, i);
-                    if let Err(e) = std::fs::write(&name, script) {
-                        return usage(&format!("{name}: {e}"));
-                    }
+    if let Some(name) = &a.why {
+        let games: Vec<_> = games.into_iter().step_by(a.every).collect();
+        return why(&games, name, a.seeds[0]);
+    }
+    let wanted = |name: &str| a.only.as_ref().is_none_or(|o| o.iter().any(|n| n == name));
+    let mut rows = Vec::new();
+    if a.sim {
+        for style in STYLES.iter().filter(|s| wanted(s.name)) {
+            let picked: Vec<_> = games.iter().step_by(a.every).cloned().collect();
+            rows.extend(rows_for("sim", style.name, &a.seeds, |variant, seed| {
+                measure(&picked, style, variant, seed)
+            }));
+        }
+    }
+    if a.physics {
+        for style in PHYSICS_STYLES.iter().filter(|s| wanted(s.name)) {
+            rows.extend(rows_for(
+                "physics",
+                style.name,
+                &a.seeds,
+                |variant, seed| measure_physics(&games, a.every, style, variant, seed),
+            ));
+        }
+    }
+    let table = seeds_table(&rows);
+    print!("{table}");
+    if let Some(path) = &a.write {
+        let doc = document(&a, &table, games.len());
+        if let Err(e) = std::fs::write(path, doc) {
+            return usage(&format!("{path}: {e}"));
+        }
+        eprintln!("styles: wrote {path}");
+    }
+    ExitCode::SUCCESS
+}
+
+/// Every variant of one style, each the worst of the seeds.
+fn rows_for(
+    generator: &'static str,
+    style: &'static str,
+    seeds: &[u64],
+    mut run: impl FnMut(Variant, u64) -> Tally,
+) -> Vec<SeedRow> {
+    let mut rows = Vec::new();
+    for variant in Variant::ALL {
+        let mut tallies = Vec::new();
+        for &seed in seeds {
+            eprintln!("{generator} {style} ({}), seed {seed}...", variant.label());
+            tallies.push((seed, run(variant, seed)));
+        }
+        if let Some((seed, tally)) = worst(&tallies) {
+            rows.push(SeedRow {
+                generator,
+                style,
+                variant,
+                seed,
+                tally,
+            });
+        }
+    }
+    rows
+}
+
+/// The Markdown file: what made it, then the table.
+fn document(a: &Args, table: &str, games: usize) -> String {
+    let generator = match (a.sim, a.physics) {
+        (true, true) => "both",
+        (false, true) => "physics",
+        _ => "sim",
+    };
+    let seeds: Vec<String> = a.seeds.iter().map(u64::to_string).collect();
+    let mut command = format!(
+        "cargo run --release --example styles -- --generator {generator} --seeds {} --every {}",
+        seeds.join(","),
+        a.every
+    );
+    if let Some(only) = &a.only {
+        command.push_str(&format!(" --styles {}", only.join(",")));
+    }
+    format!(
+        "# How eboard follows each kind of board\n\n\
+         Made by `{command} --write` on {} (every {} game of {games} in the lichess sample), \
+         seeds {}. Each row gives the worst seed's numbers (most wrong moves, then false \
+         alarms, then plies missing). Dropped games are those the physics generator's own \
+         search could not decide; they are not counted in the other columns. See \
+         `docs/guide/physics-generator.md`.\n\n{table}",
+        a.stamp.as_deref().unwrap_or("an unstated date"),
+        ordinal(a.every),
+        seeds.join(", "),
+    )
+}
+
+fn ordinal(n: usize) -> String {
+    match n {
+        1 => "single".to_owned(),
+        2 => "2nd".to_owned(),
+        3 => "3rd".to_owned(),
+        n => format!("{n}th"),
+    }
+}
+
+/// For each game of a simulator style the engine did not record exactly,
+/// where its record first differs.
+fn why(games: &[ImportedGame], name: &str, seed: u64) -> ExitCode {
+    let Some(style) = STYLES.iter().find(|s| s.name == name) else {
+        return usage(&format!("no style {name}"));
+    };
+    for variant in Variant::ALL {
+        println!("{} ({}):", style.name, variant.label());
+        for line in differences(games, style, variant, seed) {
+            println!("  {line}");
+        }
+        if let Ok(dir) = std::env::var("STYLES_DUMP") {
+            // The scripts themselves, to replay with `eboard replay`.
+            for (i, game) in games.iter().enumerate() {
+                let name = format!(
+                    "{dir}/{}-{}{}-{i}.board",
+                    style.name,
+                    if variant.identity { "i" } else { "o" },
+                    if variant.clock { "c" } else { "n" }
+                );
+                let script = session(game, style, variant, seed, i);
+                if let Err(e) = std::fs::write(&name, script) {
+                    return usage(&format!("{name}: {e}"));
                 }
             }
         }
-        return ExitCode::SUCCESS;
     }
-    let mut rows = Vec::new();
-    for style in STYLES {
-        for variant in Variant::ALL {
-            eprintln!(
-                "{} ({}): {} games...",
-                style.name,
-                variant.label(),
-                games.len()
-            );
-            rows.push((*style, variant, measure(&games, style, variant, seed)));
-        }
-    }
-    print!("{}", table(&rows));
     ExitCode::SUCCESS
 }
 
 fn usage(message: &str) -> ExitCode {
-    eprintln!("styles: {message}\nusage: styles [PGN] [--every K] [--seed N] [--why STYLE]");
+    eprintln!(
+        "styles: {message}\nusage: styles [PGN] [--every K] [--seed N | --seeds N,M,...] \
+         [--generator sim|physics|both] [--styles A,B] [--write [PATH]] [--stamp DATE] [--why STYLE]"
+    );
     ExitCode::from(2)
 }

@@ -16,7 +16,7 @@ use crate::{
     replay::{game_reports, replay_script, reported_games},
     rules::{Laws, RuleSet},
     script::write_script,
-    simulate::{Hostile, Noise, SimOptions, simulate},
+    simulate::{self, Hostile, Noise, SimOptions, physics::PhysicsOptions, simulate},
 };
 
 /// Watches electronic chess boards: reconstructs the moves really played,
@@ -96,6 +96,11 @@ enum Command {
         /// `--scan-ms` says otherwise, rough noise).
         #[arg(long)]
         hostile: bool,
+        /// Use the board-physics generator: a physical timeline per move
+        /// sampled as the board kind reports it; games its own search
+        /// cannot decide are left out (counted on standard error).
+        #[arg(long)]
+        physics: bool,
     },
     /// Tells whether each side can still checkmate by any series of legal
     /// moves, and whether the position is dead (Art. 5.2.2).
@@ -279,10 +284,29 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
             outages,
             rotated,
             hostile,
+            physics,
         } => {
             let (name, text) = read_input(&file)?;
             let games =
                 read_games(text.as_bytes()).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+            if physics {
+                let opts = PhysicsOptions {
+                    seed,
+                    occupancy,
+                    clock,
+                    scan_ms: scan_ms.or(hostile.then_some(700)),
+                    blips: blips || hostile,
+                    slow_hands: slow_hands || hostile,
+                    outages: outages || hostile,
+                    rotated: rotated || hostile,
+                    ..PhysicsOptions::default()
+                };
+                let session = simulate::physics::physics(&games, &opts);
+                eprintln!("{}", session.report.summary());
+                out.write_all(write_script(&session.events).as_bytes())
+                    .map_err(write_err)?;
+                return Ok(0);
+            }
             let opts = SimOptions {
                 seed,
                 occupancy,

@@ -31,9 +31,13 @@
 //! the outage is shorter).
 
 mod decide;
+pub mod physics;
 mod render;
+mod seeds;
 mod styles;
 
+pub use seeds::{SeedRow, seeds_table, worst};
+pub(crate) use styles::reading_config;
 pub use styles::{
     STYLES, Style, Tally, Variant, differences, measure, measure_every, session, table,
 };

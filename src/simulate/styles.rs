@@ -144,14 +144,21 @@ impl Style {
     /// same at the start, so the organiser configures it; one that
     /// identifies pieces is recognised.
     pub fn engine(&self, variant: Variant) -> EngineConfig {
-        EngineConfig {
-            orientation: if self.hostile.rotated && !variant.identity {
-                Orientation::Rotated
-            } else {
-                Orientation::Normal
-            },
-            ..EngineConfig::default()
-        }
+        reading_config(self.hostile.rotated, variant)
+    }
+}
+
+/// How a board of `variant`, turned round or not, is read: an occupancy
+/// board turned round looks the same at the start, so the organiser
+/// configures it; one that identifies pieces is recognised.
+pub(crate) fn reading_config(rotated: bool, variant: Variant) -> EngineConfig {
+    EngineConfig {
+        orientation: if rotated && !variant.identity {
+            Orientation::Rotated
+        } else {
+            Orientation::Normal
+        },
+        ..EngineConfig::default()
     }
 }
 
@@ -220,6 +227,9 @@ pub struct Tally {
     /// (`displaced_pieces`, `touch_move`, `illegal_move` and the like: the
     /// games are real and legal).
     pub false_alarms: usize,
+    /// Games the generator left out as undecidable (the physics generator
+    /// only; not counted in `games`).
+    pub dropped: usize,
 }
 
 /// Simulates each of `games` on a board of `style` and `variant` (one
@@ -320,7 +330,7 @@ pub fn differences(
 
 impl Tally {
     /// Counts one game against what the engine recorded of its session.
-    fn add(&mut self, original: &ImportedGame, replayed: &[Game]) {
+    pub(crate) fn add(&mut self, original: &ImportedGame, replayed: &[Game]) {
         let uci = |m: &Move| m.to_uci(CastlingMode::Standard).to_string();
         let want: Vec<String> = original.moves.iter().map(uci).collect();
         let got: Vec<String> = replayed

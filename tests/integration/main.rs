@@ -10,6 +10,7 @@ mod hostile;
 mod lichess;
 mod nats;
 mod operations;
+mod physics;
 mod properties;
 mod rules;
 mod scripts;
