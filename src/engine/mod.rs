@@ -35,6 +35,7 @@ mod phase;
 mod progress;
 mod read;
 mod record;
+mod resynchronise;
 mod scanned;
 mod settle;
 mod snapshots;
