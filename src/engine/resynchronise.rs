@@ -93,16 +93,23 @@ impl Engine {
         }
     }
 
-    /// One line explains the scan: recorded, listed, or waiting for the
-    /// next scan, as the snapshots and a hand allow. Returns whether moves
-    /// were recorded.
-    fn take_unique(&mut self, line: Vec<Move>, made_at: Millis, basis: u64, closing: bool) -> bool {
-        let game = self.game();
-        let pos = game.position().clone();
+    /// The record's position, whether the board senses occupancy only,
+    /// and the squares the last scan changed that a blip may explain.
+    fn scan_context(&self) -> (shakmaty::Chess, bool, Bitboard) {
+        let pos = self.game().position().clone();
         let occupancy = !self.sensed.identifies_all();
         let suspects = self
             .snapshots
             .blip_suspects(pos.board().occupied(), self.sensed.occupied());
+        (pos, occupancy, suspects)
+    }
+
+    /// One line explains the scan: recorded, listed, or waiting for the
+    /// next scan, as the snapshots and a hand allow. Returns whether moves
+    /// were recorded.
+    fn take_unique(&mut self, line: Vec<Move>, made_at: Millis, basis: u64, closing: bool) -> bool {
+        let (pos, occupancy, suspects) = self.scan_context();
+        let game = self.game();
         let outage = self.unseen_since_reconnection();
         let pressed = self.clock.presses_ahead;
         match Resync::Unique(line) {
@@ -187,12 +194,7 @@ impl Engine {
     /// Several lines explain the scan, or none, or the search ran out of
     /// budget (it waits: `searching`, no accusation).
     fn take_candidates(&mut self, found: Resync, closing: bool) {
-        let game = self.game();
-        let pos = game.position().clone();
-        let occupancy = !self.sensed.identifies_all();
-        let suspects = self
-            .snapshots
-            .blip_suspects(pos.board().occupied(), self.sensed.occupied());
+        let (pos, occupancy, suspects) = self.scan_context();
         match found {
             // Not even the moves all candidates begin with are certain: the
             // board may show a move in progress after a shorter sequence
