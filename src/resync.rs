@@ -150,6 +150,20 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The limits for a dump after a reconnection: the position after any
+    /// number of unseen plies, read once per outage, so it may cost ten
+    /// times a snapshot's search (seven plies of a middlegame need more
+    /// than a snapshot's budget). Over this budget the engine waits
+    /// (`sync: searching`), never accuses.
+    pub fn dump() -> Limits {
+        Limits {
+            budget: 4_000_000,
+            ..Limits::default()
+        }
+    }
+}
+
 /// What the search found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resync {

@@ -5,19 +5,13 @@
 //! and the arbiter is told with `out_of_sync` (the candidates in SAN). Later states are searched again from the last
 //! certain move, so the hypotheses that no longer fit fall away.
 
-use shakmaty::{Bitboard, Chess, Move, Position, Square, san::SanPlus};
+use shakmaty::{Bitboard, Chess, Move, Position, san::SanPlus};
 
-use super::{
-    Engine, Reading,
-    scanned::{hand_along, hand_may_explain, may_reach},
-    snapshots::Snapshots,
-};
+use super::{Engine, Reading, scanned::may_reach, snapshots::Snapshots};
 use crate::{
     alert::AlertKind,
-    event::Millis,
     matcher::{move_squares, occupancy_after},
-    resync::{Limits, Resync, SyncState, Target, resync},
-    sensed::SensedBoard,
+    resync::SyncState,
 };
 
 /// The longest sequence recorded from one snapshot of a board that only
@@ -86,220 +80,6 @@ impl Engine {
     /// The candidates in SAN, each line as one string.
     pub fn candidates_san(&self) -> Vec<String> {
         lines_san(self.game().position(), &self.hypotheses.lines)
-    }
-
-    /// A settled state that nothing shorter explains: search, when the board
-    /// may have skipped states (a full scan or dump changed it last).
-    /// `closing`: the players ended the game, so no later scan comes to
-    /// confirm moves. Returns whether moves were recorded.
-    pub(super) fn resynchronise(&mut self, made_at: Millis, basis: u64, closing: bool) -> bool {
-        if !self.scanned && self.unseen_since_dump() && !self.sensed.identifies_all() {
-            return self.resynchronise_after_dump(made_at, basis);
-        }
-        if !self.scanned {
-            // Square by square, the board shows every change: a state no
-            // move explains is a move in progress or displaced pieces.
-            if self.hypotheses.state != SyncState::Ambiguous {
-                self.hypotheses.clear();
-            }
-            return false;
-        }
-        let game = self.game();
-        let pos = game.position().clone();
-        let target = Target::sensed(&self.sensed);
-        let occupancy = !self.sensed.identifies_all();
-        let suspects = self
-            .snapshots
-            .blip_suspects(pos.board().occupied(), self.sensed.occupied());
-        // After the link came back, until the record has caught up with
-        // the board, the scans may be any number of moves on.
-        let outage = self.unseen_since_reconnection();
-        if occupancy && !self.dumped && !outage {
-            // On an occupancy board's snapshots, a piece slid to a wrong
-            // square or held in the hand is too often explained by moves
-            // nobody made: not read until those cases are told apart.
-            return false;
-        }
-        let limits = Limits::default();
-        let pressed = self.clock.presses_ahead;
-        let found = match resync(&pos, &target, &limits) {
-            // On a board that identifies pieces, the snapshots since the
-            // record's position rule out the orders of moves that never
-            // stood as they showed (a scan showed 4.dxe5 Nxe5 5.Nxe5, so
-            // 5...Bxe5 after it was not 4.Nxe5 Nxe5 5.dxe5 Bxe5). On
-            // occupancy after an outage they do the same, hands at work
-            // allowed.
-            Resync::Candidates { lines, more: false } if !occupancy || outage => {
-                let since = game.basis(game.ply());
-                let mut through = if occupancy {
-                    lines
-                        .iter()
-                        .filter(|line| self.snapshots.allow(&pos, line, since, Bitboard::EMPTY))
-                        .cloned()
-                        .collect()
-                } else {
-                    self.snapshots.through_pieces(&pos, &lines, since)
-                };
-                match through.len() {
-                    1 => Resync::Unique(through.remove(0)),
-                    0 => Resync::Candidates { lines, more: false },
-                    _ => Resync::Candidates {
-                        lines: through,
-                        more: false,
-                    },
-                }
-            }
-            other => other,
-        };
-        match found {
-            // On occupancy a piece in the hand after fewer moves looks the
-            // same as a piece taken: wait for the board to tell (unless
-            // the players ended the game: no piece is in the air).
-            Resync::Unique(line)
-                if occupancy
-                    && !closing
-                    && (hand_may_explain(
-                        &pos,
-                        &self.sensed,
-                        line.len().saturating_sub(1),
-                        pressed,
-                    ) || hand_along(&pos, &line, &self.sensed)) =>
-            {
-                self.hypotheses.state = SyncState::Searching;
-            }
-            Resync::Unique(line)
-                if !self.dumped
-                    && line.len() > SNAPSHOT_PLIES
-                    && (if occupancy {
-                        !outage
-                    } else {
-                        line.len() > IDENTITY_SNAPSHOT_PLIES
-                            && !self.goes_on_from_passed(&line)
-                            && !self.goes_on_from_shown(&pos, &line)
-                            && !self.pinned_by_snapshots(&pos, &line)
-                    } || !self.snapshots.allow(
-                        &pos,
-                        &line,
-                        game.basis(game.ply()),
-                        Bitboard::EMPTY,
-                    ) && (occupancy
-                        // On a board that identifies pieces, a piece one
-                        // scan alone showed gone was a blip.
-                        || !self
-                            .snapshots
-                            .without_pieces_caught_gone(game.basis(game.ply()))
-                            .allow(&pos, &line, game.basis(game.ply()), Bitboard::EMPTY))) =>
-            {
-                // On a board that identifies pieces, a line the last scan
-                // alone showed is listed only if the board stands so: a
-                // blip one scan caught reads as a detour of several moves
-                // (a knight lifted from b1 for a moment as 4.Na3 Bxa3
-                // 5.Nf3 Bf8).
-                if !occupancy
-                    && !closing
-                    && !suspects.is_empty()
-                    && self.hypotheses.state != SyncState::Ambiguous
-                {
-                    self.hypotheses.state = SyncState::Searching;
-                    self.unlisted = Some(vec![line]);
-                } else {
-                    self.ambiguous(vec![line], false);
-                }
-            }
-            // On a board that identifies pieces, a long line one snapshot
-            // shows waits for the next scan if a square it changed could be
-            // a blip (a pawn read gone for a moment reads as captured by a
-            // piece that went there and back).
-            Resync::Unique(line)
-                if !self.dumped
-                    && !closing
-                    && line.len() > SNAPSHOT_PLIES
-                    && !self.contradicts_candidates(&line)
-                    && !suspects.is_empty() =>
-            {
-                // Listed candidates agree with the line: they stay until it
-                // is confirmed (cleared, a record that may lag would list
-                // it again at once).
-                self.unconfirmed_read(Vec::new(), line, suspects, made_at, basis, true);
-            }
-            Resync::Unique(line) if self.contradicts_candidates(&line) => {}
-            Resync::Unique(line) => {
-                self.hypotheses.clear();
-                self.record(&line, made_at, basis);
-                return true;
-            }
-            // Not even the moves all candidates begin with are certain: the
-            // board may show a move in progress after a shorter sequence
-            // that no candidate is (a scan that caught the next player's
-            // hand taking a piece).
-            // A press the board has not shown a move for yet says whose
-            // move this is: `pressed_before_scan` judges it instead.
-            Resync::Candidates { .. } if self.clock.pending_press[pos.turn()] => {}
-            // So do several lines one scan alone showed, on a board that
-            // identifies pieces: e8 caught empty after 21...Rae8 (a blip)
-            // read as four detours of four moves that took the rook;
-            // listed, they held back 22.Rxe7, which the next scans showed.
-            Resync::Candidates { lines, more: false }
-                if !occupancy
-                    && !closing
-                    && !self.dumped
-                    && !suspects.is_empty()
-                    && self.hypotheses.state != SyncState::Ambiguous =>
-            {
-                self.hypotheses.state = SyncState::Searching;
-                self.unlisted = Some(lines);
-            }
-            Resync::Candidates { lines, more } => self.ambiguous(lines, more),
-            Resync::None => self.hypotheses.state = SyncState::Lost,
-            Resync::OverBudget { .. } => self.hypotheses.state = SyncState::Searching,
-        }
-        false
-    }
-
-    /// Square by square after a dump on a board that only senses
-    /// occupancy, before the record has caught up with it: the dump may
-    /// have hidden captures, and the moves reported since may have taken
-    /// the board more than three moves past the record. Of the shortest
-    /// lines the search finds, only those that pass through what the dump
-    /// showed count (a transposition that does not was not played); a
-    /// unique one is recorded (`moves_inferred`), several are listed. Not
-    /// while a piece is in the air (the last report a lift): a line of
-    /// captures may explain that too.
-    fn resynchronise_after_dump(&mut self, made_at: Millis, basis: u64) -> bool {
-        let game = self.game();
-        let pos = game.position().clone();
-        let dump = self.unseen;
-        let reported = self.sensed.touched_since(self.dump_seq);
-        let fits = |line: &Vec<Move>| through_dump(&pos, line, dump, reported);
-        // Reported square by square, a piece in the air was lifted last.
-        let last = |at: fn(&SensedBoard, Square) -> u64| {
-            Square::ALL.into_iter().map(|sq| at(&self.sensed, sq)).max()
-        };
-        if last(SensedBoard::last_lift) > last(SensedBoard::last_place) {
-            return false;
-        }
-        let (lines, more) = match resync(&pos, &Target::sensed(&self.sensed), &Limits::default()) {
-            Resync::Unique(line) => (vec![line], false),
-            Resync::Candidates { lines, more } => (lines, more),
-            Resync::None | Resync::OverBudget { .. } => return false,
-        };
-        let lines: Vec<Vec<Move>> = lines.into_iter().filter(fits).collect();
-        match &lines[..] {
-            [] => false,
-            [line] if !more => {
-                if self.contradicts_candidates(line) {
-                    return false;
-                }
-                let line = line.clone();
-                self.hypotheses.clear();
-                self.record(&line, made_at, basis);
-                true
-            }
-            _ => {
-                self.ambiguous(lines, more);
-                false
-            }
-        }
     }
 
     /// On a board that only senses occupancy, lines too long to record
@@ -445,7 +225,7 @@ impl Engine {
     /// trusted with, from a line an earlier scan from the record's position
     /// showed exactly (read then as a hand at work instead): that scan is
     /// a position of the line, not a detour read into it.
-    fn goes_on_from_passed(&self, line: &[Move]) -> bool {
+    pub(super) fn goes_on_from_passed(&self, line: &[Move]) -> bool {
         self.passed_lines().iter().any(|shown| {
             line.starts_with(shown) && line.len() - shown.len() <= IDENTITY_SNAPSHOT_PLIES
         })
@@ -457,7 +237,7 @@ impl Engine {
     /// snapshot is trusted with follow: a scan after a long gap (a
     /// reconnection looks no different on a board that only scans) that
     /// the next scans show gone on.
-    fn goes_on_from_shown(&self, pos: &Chess, line: &[Move]) -> bool {
+    pub(super) fn goes_on_from_shown(&self, pos: &Chess, line: &[Move]) -> bool {
         let since = self.game().basis(self.game().ply());
         self.snapshots
             .shown_exactly(pos, line, since)
@@ -473,7 +253,7 @@ impl Engine {
     /// one included; or does so once the pieces one scan alone showed gone
     /// are put back (a blip: the e7 bishop caught gone while 20.Bxd2 Nxd2
     /// was scanned).
-    fn pinned_by_snapshots(&self, pos: &Chess, line: &[Move]) -> bool {
+    pub(super) fn pinned_by_snapshots(&self, pos: &Chess, line: &[Move]) -> bool {
         let since = self.game().basis(self.game().ply());
         let pinned = |snapshots: &Snapshots| {
             snapshots.trusted_plies(pos, line, since, Bitboard::EMPTY, IDENTITY_SNAPSHOT_PLIES)
@@ -556,7 +336,7 @@ impl Engine {
 /// occupied (`dump`) after one of its moves, and every move after that one
 /// changes only squares reported since the dump (`reported`): those moves
 /// were made while the board was connected again.
-fn through_dump(pos: &Chess, line: &[Move], dump: Bitboard, reported: Bitboard) -> bool {
+pub(super) fn through_dump(pos: &Chess, line: &[Move], dump: Bitboard, reported: Bitboard) -> bool {
     let mut occupied = pos.board().occupied();
     let mut turn = pos.turn();
     let mut after = Vec::with_capacity(line.len());

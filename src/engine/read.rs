@@ -617,7 +617,10 @@ fn read_moves(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
     if n > 0 && game.moves()[n - 1].completed_at.is_none() {
         let prev = game.position_at(n - 1).expect("positions follow moves");
         match explain(prev, sensed, game.basis(n - 1), 1) {
-            Explanation::Unique(moves) if could_move_on(game.moves()[n - 1].mv, moves[0]) => {
+            Explanation::Unique(moves)
+                if could_move_on(game.moves()[n - 1].mv, moves[0])
+                    || blip_was_the_capture(prev, sensed, game.moves()[n - 1].mv, moves[0]) =>
+            {
                 return Some(Reading::Changed(moves[0]));
             }
             Explanation::Unique(_) | Explanation::None => {}
@@ -740,6 +743,18 @@ fn could_move_on(old: Move, new: Move) -> bool {
         (Some(_), Some(_)) => old.to() == new.to(),
         (Some(_), None) => false,
     }
+}
+
+/// Whether a capture not yet completed was a blip on the captured piece's
+/// square read with a piece in the hand: the board shows as many pieces as
+/// before it (nothing was taken off) and another move, not a capture, of
+/// the same piece. A blip costs less than a capture whose captured piece
+/// came back (docs/design/reconstruction.md).
+fn blip_was_the_capture(prev: &Chess, sensed: &SensedBoard, old: Move, new: Move) -> bool {
+    old.is_capture()
+        && !new.is_capture()
+        && old.from() == new.from()
+        && sensed.occupied().count() == prev.board().occupied().count()
 }
 
 /// Whether changing `old` into `new` is still the same move in the player's

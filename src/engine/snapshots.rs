@@ -4,6 +4,8 @@
 //! shows. The squares' histories alone cannot tell that: a square filled
 //! before a scan and filled again after it reads as one placement.
 
+mod pieces;
+
 use shakmaty::{Bitboard, Board, Chess, Move, Piece, Position, Square};
 
 use crate::matcher::{move_squares, occupancy_after};
@@ -60,108 +62,6 @@ impl Snapshots {
             self.pieces.remove(0);
         }
         self.pieces.push((seq, Box::new(pieces)));
-    }
-
-    /// Whether `line`, played from `pos` (shown by event `since`), passes
-    /// through what every identifying snapshot after `since` shows, in
-    /// order: each one is a position of the line, or one with the next
-    /// move in progress (each square that move changes empty, or holding
-    /// what it held before or after the move).
-    pub fn allow_pieces(&self, pos: &Chess, line: &[Move], since: u64) -> bool {
-        PieceStates::new(pos, line).passes(
-            self.pieces
-                .iter()
-                .filter(|(seq, _)| *seq > since)
-                .map(|(_, shown)| &**shown),
-        )
-    }
-
-    /// These snapshots with the pieces one identifying snapshot after event
-    /// `since` alone showed gone put back: a square that snapshot shows
-    /// empty where the snapshots either side of it show the same piece (a
-    /// sensor blip one scan caught). The last snapshot keeps what it shows:
-    /// no scan after it says yet whether it was a blip.
-    pub fn without_pieces_caught_gone(&self, since: u64) -> Snapshots {
-        let mut repaired = self.clone();
-        for j in 1..self.pieces.len().saturating_sub(1) {
-            let (seq, shown) = &self.pieces[j];
-            if *seq <= since {
-                continue;
-            }
-            let (before, after) = (&self.pieces[j - 1].1, &self.pieces[j + 1].1);
-            for sq in Square::ALL {
-                let i = sq.to_usize();
-                if shown[i].is_none() && before[i].is_some() && before[i] == after[i] {
-                    repaired.pieces[j].1[i] = before[i];
-                    if let Some(entry) = repaired.list.iter_mut().find(|(s, _)| s == seq) {
-                        entry.1.add(sq);
-                    }
-                }
-            }
-        }
-        repaired
-    }
-
-    /// Those of `lines`, played from `pos` (shown by event `since`), that
-    /// pass as in [`Snapshots::allow_pieces`] through every identifying
-    /// snapshot after `since` that at least one of them can show: a
-    /// snapshot none of them explains (a blip) is no evidence.
-    pub fn through_pieces(&self, pos: &Chess, lines: &[Vec<Move>], since: u64) -> Vec<Vec<Move>> {
-        let states: Vec<PieceStates> = lines.iter().map(|l| PieceStates::new(pos, l)).collect();
-        let evidence: Vec<&[Option<Piece>; 64]> = self
-            .pieces
-            .iter()
-            .filter(|(seq, _)| *seq > since)
-            .map(|(_, shown)| &**shown)
-            .filter(|shown| {
-                states
-                    .iter()
-                    .any(|st| (0..st.boards.len()).any(|k| st.fits(k, shown)))
-            })
-            .collect();
-        lines
-            .iter()
-            .zip(&states)
-            .filter(|(_, st)| st.passes(evidence.iter().copied()))
-            .map(|(line, _)| line.clone())
-            .collect()
-    }
-
-    /// The most moves of `line`, played from `pos` (shown by event
-    /// `since`), after which an identifying snapshot before the last one
-    /// showed the position piece for piece; `None` if none did.
-    pub fn shown_exactly(&self, pos: &Chess, line: &[Move], since: u64) -> Option<usize> {
-        let earlier: Vec<&[Option<Piece>; 64]> = match self.pieces.split_last() {
-            Some((_, earlier)) => earlier
-                .iter()
-                .filter(|(seq, _)| *seq > since)
-                .map(|(_, shown)| &**shown)
-                .collect(),
-            None => return None,
-        };
-        let mut after = pos.clone();
-        let mut found = None;
-        for (k, &m) in line.iter().enumerate() {
-            after.play_unchecked(m);
-            let board = after.board();
-            if earlier.iter().any(|shown| {
-                Square::ALL
-                    .into_iter()
-                    .all(|sq| shown[sq.to_usize()] == board.piece_at(sq))
-            }) {
-                found = Some(k + 1);
-            }
-        }
-        found
-    }
-
-    /// What the identifying snapshot before the last one showed on `sq`;
-    /// `None` if there is none.
-    pub fn piece_before_last(&self, sq: Square) -> Option<Option<Piece>> {
-        match self.pieces.as_slice() {
-            [.., (_, before), _] => Some(before[sq.to_usize()]),
-            _ => None,
-        }
     }
 
     /// Reads each snapshot after event `since` without the squares it

@@ -1,0 +1,222 @@
+//! The observations coming in: square events (lifts and places, with the
+//! blips the settle time tells), scans and dumps, and the events that speak
+//! of the settled position (presses, endings, claims, setups, tags). See
+//! docs/design/reconstruction.md, the observation models.
+
+use shakmaty::{Position, Square};
+
+use super::{Engine, EngineError};
+use crate::{
+    event::{BoardEvent, Millis, TimedEvent},
+    game::{Termination, win},
+};
+
+impl Engine {
+    /// Applies one event. Timestamps earlier than the last one are taken as
+    /// equal to it.
+    pub fn push(&mut self, ev: &TimedEvent) -> Result<(), EngineError> {
+        let turned = self.oriented(ev);
+        let ev = turned.as_ref().unwrap_or(ev);
+        let t = ev.at.max(self.now);
+        self.advance_to(t);
+        self.now = t;
+        match &ev.event {
+            BoardEvent::Lift(sq) => self.lift(*sq, t),
+            BoardEvent::Place(sq, piece) => self.place(*sq, *piece, t),
+            BoardEvent::Board(scan) => {
+                self.seq += 1;
+                if self.sensed.apply_scan(scan, self.seq) {
+                    self.settle.changed(t, self.seq);
+                    // A scan after square-by-square reports is a dump (a
+                    // reconnection), and so is a scanning board's first
+                    // scan after the link came back; otherwise one of a
+                    // scanning board's snapshots.
+                    if self.reconnected && self.scanned {
+                        self.reconnected_seq = self.seq;
+                    }
+                    self.dumped = !self.scanned || self.reconnected;
+                    self.reconnected = false;
+                    self.scanned = true;
+                    self.push_snapshot();
+                    if self.dumped {
+                        self.unseen = self.sensed.occupied();
+                        self.dump_seq = self.seq;
+                    }
+                } else if !self.scanned && self.snapshots.only() {
+                    // A scanning board's first scan, showing what already
+                    // stands: its next scans are snapshots, not a dump.
+                    self.scanned = true;
+                    self.push_snapshot();
+                }
+            }
+            BoardEvent::Reconnected => self.reconnected = true,
+            BoardEvent::Clock(white, black) => {
+                self.clock.last = Some((*white, *black));
+                // Times reported while the board shows a state not read yet
+                // belong to the record as it will be once it is read.
+                if !self.settle.hold_clock() && self.report_belongs_to_record() {
+                    self.update_last_completed_clock();
+                }
+            }
+            other => {
+                // The rest speak of the settled position.
+                self.flush();
+                if matches!(
+                    other,
+                    BoardEvent::Resign(_) | BoardEvent::Draw | BoardEvent::Result(_)
+                ) && (self.hand_awaited
+                    || self.scanned && !self.sensed.shows_position(self.game().position()))
+                {
+                    // The players ended the game: what the board shows is
+                    // where they left it, not a piece in the air (also when
+                    // only the first of the moves a scan showed was read).
+                    self.evaluate_at(true);
+                }
+                self.apply_decision(other, t)?;
+            }
+        }
+        self.analyse_in_line();
+        self.guard_step(false);
+        Ok(())
+    }
+
+    pub(super) fn lift(&mut self, sq: Square, t: Millis) {
+        self.seq += 1;
+        // A square filled and emptied again at once, with nothing else in
+        // between, before the state settled: a sensor blip.
+        let phantom = self.placed[sq.to_usize()].take().is_some_and(|(at, seq)| {
+            seq + 1 == self.seq && t.saturating_sub(at) < self.config.settle_ms
+        });
+        if phantom {
+            self.lifted[sq.to_usize()] = None;
+            if self.sensed.lift(sq, self.seq) {
+                self.settle.changed(t, self.seq);
+                self.scanned = false;
+                self.snapshots.clear();
+            }
+            self.sensed.forget_phantom(sq);
+            return;
+        }
+        if !self.game().is_over() && self.config.arbiter {
+            self.touches.note(
+                &self.games[self.games.len() - 1],
+                sq,
+                t,
+                self.config.settle_ms,
+            );
+        }
+        let settled = !self.settle.is_unread();
+        let was = self.sensed.occupied().contains(sq);
+        self.lifted[sq.to_usize()] = was.then_some((t, self.sensed.piece_at(sq), self.seq));
+        if self.sensed.lift(sq, self.seq) {
+            self.settle.changed(t, self.seq);
+            self.scanned = false;
+            self.snapshots.clear();
+        }
+        self.complete_by_opponent_lift(sq, settled, t);
+    }
+
+    pub(super) fn place(&mut self, sq: Square, piece: Option<shakmaty::Piece>, t: Millis) {
+        self.seq += 1;
+        // Put back where it was lifted, as it was, at once (nothing else
+        // happened in between) and before the state settled.
+        let candidate = self.lifted[sq.to_usize()]
+            .take()
+            .is_some_and(|(at, was, seq)| {
+                seq + 1 == self.seq
+                    && t.saturating_sub(at) < self.config.settle_ms
+                    && !self.sensed.occupied().contains(sq)
+                    && (piece.is_none() || was.is_none() || piece == was)
+            });
+        // A piece put on an empty square, not one put back, may be a blip
+        // itself.
+        self.placed[sq.to_usize()] =
+            (!candidate && !self.sensed.occupied().contains(sq)).then_some((t, self.seq));
+        if self.sensed.place(sq, piece, self.seq) {
+            self.settle.changed(t, self.seq);
+            self.scanned = false;
+            self.snapshots.clear();
+        }
+        if candidate {
+            self.forget_if_blip(sq);
+        }
+    }
+
+    /// A piece lifted from `sq` and put straight back is a blip (a sensor
+    /// flicker, or a hand that let go at once), not evidence of a touch or
+    /// a capture, unless another piece was in the air meanwhile: then it
+    /// may be a capture on `sq` (the captured piece lifted, the capturing
+    /// one put down in its place).
+    pub(super) fn forget_if_blip(&mut self, sq: Square) {
+        let mut probe = self.sensed.clone();
+        probe.forget_blip(sq);
+        let game = self.game();
+        let pos = game.position();
+        let in_air = probe.occupied().count() < pos.board().occupied().count()
+            && !matches!(
+                crate::matcher::explain(pos, &probe, game.basis(game.ply()), 1),
+                crate::matcher::Explanation::Unique(_)
+            );
+        // A lift put back within the settle time is what a blip looks
+        // like: no touch survives that assumption (Art. 4.3 needs a
+        // deliberate touch), even while the squares keep the capture open.
+        self.touches.forget(sq);
+        if !in_air {
+            self.sensed = probe;
+        }
+    }
+
+    /// Presses, flags, resignations, agreements, results, claims, setups
+    /// and tags.
+    pub(super) fn apply_decision(
+        &mut self,
+        event: &BoardEvent,
+        t: Millis,
+    ) -> Result<(), EngineError> {
+        match event {
+            BoardEvent::Press(color) => {
+                self.clock.in_use = true;
+                self.press(*color, t);
+            }
+            // Art. 6.9: a loss, unless the opponent cannot checkmate.
+            BoardEvent::Flag(color) => {
+                self.loss_unless_no_mate(*color, Termination::TimeForfeit, t)
+            }
+            BoardEvent::Resign(color) => {
+                // Art. 5.1.2 (2023): a draw if the opponent cannot checkmate.
+                if self.config.rules().resignation_needs_mating_chances() {
+                    self.loss_unless_no_mate(*color, Termination::Resignation, t);
+                } else {
+                    self.end_game(win(!*color), Termination::Resignation, t);
+                }
+            }
+            BoardEvent::Draw => self.agree_draw(t),
+            BoardEvent::Result(outcome) => {
+                let termination = if outcome.is_known() {
+                    Termination::ArbiterDecision
+                } else {
+                    Termination::Abandoned
+                };
+                self.end_game(*outcome, termination, t);
+            }
+            BoardEvent::Claim(color, kind, mv) => self.claim(*color, *kind, mv.as_ref(), t),
+            BoardEvent::Setup(fen) => self.setup(fen, t)?,
+            BoardEvent::Tag(name, value) => self.tag(name, value),
+            BoardEvent::Lift(_)
+            | BoardEvent::Place(..)
+            | BoardEvent::Board(_)
+            | BoardEvent::Reconnected => {}
+            BoardEvent::Clock(..) => {}
+        }
+        Ok(())
+    }
+
+    /// Keeps what the board shows now as the snapshot of the last scan.
+    pub(super) fn push_snapshot(&mut self) {
+        self.snapshots.push(self.seq, self.sensed.occupied());
+        if self.sensed.identifies_all() {
+            let pieces = Square::ALL.map(|sq| self.sensed.piece_at(sq));
+            self.snapshots.push_pieces(self.seq, pieces);
+        }
+    }
+}
