@@ -20,6 +20,7 @@ pub mod engine;
 pub mod event;
 pub mod game;
 pub mod matcher;
+pub mod pairings;
 pub mod pgn;
 pub mod protocol;
 pub mod quick_dead;

@@ -22,8 +22,9 @@ use crate::{
 use super::{
     action::Action,
     board::{ActionError, BoardState, Snapshot},
+    delay::Delay,
     hub::{Hub, Payload, Ticket},
-    journal::{Connection, Entry, Journal, JournalError, JournalLine, JournalState},
+    journal::{Connection, Entry, Journal, JournalError, JournalLine, JournalState, wall_now},
 };
 
 /// How often an idle board checks that its journal is still in place.
@@ -153,10 +154,13 @@ impl BoardHandle {
 }
 
 /// Options of the running boards.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RunOptions {
     /// Simulated boards play this many times faster than their timestamps.
     pub speed: f64,
+    /// The broadcast delay, which folds every line again once it is old
+    /// enough (`None`: no delay).
+    pub delay: Option<Arc<Delay>>,
 }
 
 /// Starts a board's actor on the current tokio runtime.
@@ -208,6 +212,7 @@ pub fn spawn(
         sim,
         reader,
         snapshot: snap_tx,
+        delay: opts.delay,
         rx,
         failed: None,
         next_check: Instant::now() + JOURNAL_CHECK,
@@ -366,6 +371,8 @@ struct Actor {
     sim: Sim,
     reader: Option<crate::transport::ReaderHandle>,
     snapshot: watch::Sender<Snapshot>,
+    /// The broadcast delay, fed every line published.
+    delay: Option<Arc<Delay>>,
     rx: mpsc::Receiver<Command>,
     /// The journal cannot be written: the board takes no input until it can.
     failed: Option<Failure>,
@@ -510,13 +517,14 @@ impl Actor {
             seq: self.state.seq() + 1,
             g: ticket.g(),
             at: self.state.last_at(),
+            wall: Some(wall_now()),
             entry: Entry::Journal {
                 state: JournalState::Failed,
                 message: error.clone(),
             },
         };
         let payloads = self.state.apply(&record);
-        self.publish(ticket, payloads);
+        self.publish(&record, ticket, payloads);
         self.failed = Some(Failure {
             error,
             attempts: 0,
@@ -664,7 +672,7 @@ impl Actor {
                     g: line.g,
                 };
                 let payloads = self.state.apply(&line);
-                self.publish(ticket, payloads);
+                self.publish(&line, ticket, payloads);
                 Ok(done)
             }
             None => Err(ActionError::Unavailable(format!(
@@ -713,6 +721,7 @@ impl Actor {
                     seq: self.state.seq() + 1,
                     g: ticket.g(),
                     at: t,
+                    wall: Some(wall_now()),
                     entry: Entry::Tick,
                 };
                 // The board has read itself already: a tick that cannot be
@@ -720,7 +729,7 @@ impl Actor {
                 // journal works again, with its number.
                 let written = self.append(&line).await;
                 self.state.note_tick(&line);
-                self.publish(ticket, payloads);
+                self.publish(&line, ticket, payloads);
                 if let Err(e) = written {
                     self.fail(&e);
                     if let Some(f) = &mut self.failed {
@@ -794,7 +803,7 @@ impl Actor {
         match self.write(entry, at, entered, unwritten).await {
             Some((ticket, line)) => {
                 let payloads = self.state.apply(&line);
-                self.publish(ticket, payloads);
+                self.publish(&line, ticket, payloads);
                 true
             }
             None => false,
@@ -816,6 +825,7 @@ impl Actor {
             seq: self.state.seq() + 1,
             g: ticket.g(),
             at,
+            wall: Some(wall_now()),
             entry,
         };
         match self.append(&line).await {
@@ -857,7 +867,12 @@ impl Actor {
         }
     }
 
-    fn publish(&mut self, ticket: Ticket, payloads: Vec<Payload>) {
+    fn publish(&mut self, line: &JournalLine, ticket: Ticket, payloads: Vec<Payload>) {
+        // Before the hub: the delay releases a line only once the hub has
+        // published it, and then finds it queued.
+        if let Some(delay) = &self.delay {
+            delay.push(self.state.id(), line.g, line.clone());
+        }
         // The snapshot first: a client that reads it and then resumes from
         // the last published id may see an event twice, never miss one.
         if !payloads.is_empty() {

@@ -40,6 +40,7 @@ use super::{
     actor::{ActionDone, BoardHandle, Command},
     board::{ActionError, BoardState, RoundInfo, Snapshot},
     config::{EventConfig, Player},
+    delay::{Delay, DelayedBoard},
     hub::{Hub, Payload},
     journal::{Entry, JournalLine},
     load_or_create_token,
@@ -67,6 +68,10 @@ pub struct CentralArgs {
     pub listen: SocketAddr,
     #[command(flatten)]
     pub lichess: super::lichess::LichessArgs,
+    /// The public broadcast shows the round as it stood this long ago
+    /// (`90s`, `15m`, `1h`; overrides the `[broadcast]` table's delay).
+    #[arg(long, value_name = "DURATION", value_parser = super::parse_delay_arg)]
+    pub broadcast_delay: Option<Duration>,
 }
 
 /// Everything a central needs to start.
@@ -84,6 +89,8 @@ pub struct CentralSpec {
     pub listen: SocketAddr,
     /// The broker and the stream.
     pub nats: NatsSettings,
+    /// The public broadcast's delay (zero: live).
+    pub broadcast_delay: Duration,
 }
 
 /// An action as it travels through the stream.
@@ -95,6 +102,10 @@ struct ActionMessage {
     action: Action,
     /// Names the request, so that the central that took it can answer.
     request: String,
+    /// When it was taken (Unix ms; for the broadcast delay). Absent from
+    /// messages of older centrals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    wall: Option<u64>,
 }
 
 /// One board as the central follows it.
@@ -176,6 +187,8 @@ struct Applier {
     pending: HashMap<String, oneshot::Sender<Result<ActionDone, ActionError>>>,
     requests: u64,
     reports: mpsc::UnboundedSender<Report>,
+    /// The broadcast delay, fed every line applied.
+    delay: Option<Arc<Delay>>,
 }
 
 impl Applier {
@@ -233,6 +246,9 @@ impl Applier {
         for mut line in b.order.take(n, line, b.state.seq() + 1) {
             line.g = seq;
             out.extend(b.state.apply(&line));
+            if let Some(d) = &self.delay {
+                d.push(n, seq, line);
+            }
         }
         if !out.is_empty() {
             let snap = b.snapshot();
@@ -288,9 +304,13 @@ impl Applier {
             seq: b.state.seq(),
             g: seq,
             at,
+            wall: msg.wall,
             entry: Entry::Action { action: msg.action },
         };
         let out = b.state.apply(&line);
+        if let Some(d) = &self.delay {
+            d.push(n, seq, line.clone());
+        }
         let snap = b.snapshot();
         b.snapshot.send_replace(snap);
         if let Some(reply) = reply {
@@ -350,6 +370,7 @@ impl Applier {
                     at,
                     action,
                     request: request.clone(),
+                    wall: Some(super::journal::wall_now()),
                 };
                 let body = serde_json::to_vec(&msg).unwrap_or_default();
                 let publish = PublishMessage::build()
@@ -547,25 +568,21 @@ async fn stream_length(nats: &NatsSettings, js: &jetstream::Context) -> Option<u
     }
 }
 
-/// Starts a central on the current tokio runtime: reads what the stream
-/// holds (waiting at most a minute for it), then serves HTTP.
-pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
-    std::fs::create_dir_all(&spec.data_dir).map_err(|source| DaemonError::Io {
-        path: spec.data_dir.clone(),
-        source,
-    })?;
-    let (token, token_path, token_created) = load_or_create_token(&spec.data_dir)?;
-    let client = spec.nats.connect().await?;
-    let js = jetstream::new(client);
-    let round = Arc::new(spec.round.clone());
-    let hub = Hub::new(Vec::new(), 0, false);
-    let (cmd_tx, cmd_rx) = mpsc::channel::<(u32, Command)>(256);
+/// The boards a central follows: the handles the HTTP server uses (their
+/// commands forwarded to `cmd_tx`), the boards' states, and their states
+/// before any line (for the broadcast delay).
+fn follow_boards(
+    spec: &CentralSpec,
+    round: &Arc<RoundInfo>,
+    cmd_tx: &mpsc::Sender<(u32, Command)>,
+) -> (Vec<BoardHandle>, HashMap<u32, Board>, Vec<DelayedBoard>) {
     let mut handles = Vec::new();
     let mut boards = HashMap::new();
+    let mut fresh = Vec::new();
     for (id, white, black) in &spec.boards {
         let state = BoardState::new(
             *id,
-            Arc::clone(&round),
+            Arc::clone(round),
             spec.engine,
             white.clone(),
             black.clone(),
@@ -581,6 +598,10 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
             })
             .0,
         };
+        fresh.push(DelayedBoard {
+            fresh: board.state.clone(),
+            lines: Vec::new(),
+        });
         let first = board.snapshot();
         let (snap_tx, snap_rx) = watch::channel(first);
         board.snapshot = snap_tx;
@@ -597,11 +618,30 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         });
         handles.push(BoardHandle::new(*id, tx, snap_rx));
     }
+    (handles, boards, fresh)
+}
+
+/// Starts a central on the current tokio runtime: reads what the stream
+/// holds (waiting at most a minute for it), then serves HTTP.
+pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
+    std::fs::create_dir_all(&spec.data_dir).map_err(|source| DaemonError::Io {
+        path: spec.data_dir.clone(),
+        source,
+    })?;
+    let (token, token_path, token_created) = load_or_create_token(&spec.data_dir)?;
+    let client = spec.nats.connect().await?;
+    let js = jetstream::new(client);
+    let round = Arc::new(spec.round.clone());
+    let hub = Hub::new(Vec::new(), 0, false);
+    let (cmd_tx, cmd_rx) = mpsc::channel::<(u32, Command)>(256);
+    let (handles, boards, fresh) = follow_boards(&spec, &round, &cmd_tx);
     // What the stream holds now is read before serving, so that a restarted
     // central does not show (or push) a half-rebuilt round.
     let target = stream_length(&spec.nats, &js).await;
     let (report_tx, report_rx) = mpsc::unbounded_channel();
+    let delay = super::start_delay(spec.broadcast_delay, fresh, &hub, false);
     let applier = Applier {
+        delay: delay.clone(),
         settings: spec.nats.clone(),
         js,
         hub: Arc::clone(&hub),
@@ -637,6 +677,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         &token,
         &spec.round,
         super::http::MAX_EVENT_STREAMS,
+        delay.clone(),
     );
     Ok(Daemon {
         addr,
@@ -647,6 +688,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         token_created,
         lock: None,
         lichess,
+        delay,
     })
 }
 
@@ -683,6 +725,10 @@ pub fn spec_from_args(
             .unwrap_or_else(|| PathBuf::from("eboard-central")),
         listen: args.listen,
         nats,
+        broadcast_delay: args
+            .broadcast_delay
+            .or(config.broadcast.as_ref().and_then(|b| b.delay))
+            .unwrap_or_default(),
     };
     Ok((spec, push))
 }
@@ -724,6 +770,7 @@ mod tests {
             seq,
             g: 0,
             at: seq * 10,
+            wall: None,
             entry: Entry::Tick,
         }
     }

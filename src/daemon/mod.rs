@@ -20,6 +20,7 @@ pub mod actor;
 pub mod board;
 pub mod central;
 pub mod config;
+pub mod delay;
 pub mod demo;
 pub mod halls_load;
 pub mod http;
@@ -177,6 +178,9 @@ pub struct DaemonSpec {
     pub max_event_streams: usize,
     /// Boards whose missing journal starts afresh on purpose.
     pub fresh_boards: Vec<u32>,
+    /// The public broadcast shows the round as it stood this long ago
+    /// (zero: live).
+    pub broadcast_delay: std::time::Duration,
 }
 
 /// A running daemon.
@@ -197,6 +201,8 @@ pub struct Daemon {
     pub lock: Option<lock::DirLock>,
     /// The state of the pushes to lichess (empty until pushing starts).
     pub lichess: Arc<lichess::PushStatus>,
+    /// The delayed public view, when the broadcast is delayed.
+    pub delay: Option<Arc<delay::Delay>>,
 }
 
 /// Reads a board's source into the events it will play.
@@ -310,6 +316,9 @@ pub fn load_or_create_token(data_dir: &Path) -> Result<(String, PathBuf, bool), 
 /// A board's journal, replayed.
 struct Replayed {
     state: BoardState,
+    /// The board's state before the journal, and the journal's lines (for
+    /// the broadcast delay, which folds them again).
+    delayed: delay::DelayedBoard,
     /// Ready to append.
     journal: Journal,
     /// The events derived, named as they were live.
@@ -342,6 +351,7 @@ fn replay_journal(
         b.white.clone(),
         b.black.clone(),
     );
+    let fresh = state.clone();
     let simulated: &[TimedEvent] = match &b.feed {
         Feed::Simulated(events) => events,
         Feed::Live { .. } => &[],
@@ -381,6 +391,10 @@ fn replay_journal(
     }
     Ok(Replayed {
         state,
+        delayed: delay::DelayedBoard {
+            fresh,
+            lines: opened.lines,
+        },
         journal: opened.journal,
         events: replayed,
         last_g: max_g,
@@ -410,6 +424,7 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
     let mut replayed: Vec<Published> = Vec::new();
     let mut max_g = 0;
     let mut prepared = Vec::new();
+    let mut delayed = Vec::new();
     // A journal is created once: one missing from a data directory that
     // had it was deleted, and starting its board empty would lose its game
     // without a word.
@@ -433,6 +448,7 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         let r = replay_journal(b, &dir, &round, engine)?;
         max_g = max_g.max(r.last_g);
         replayed.extend(r.events);
+        delayed.push(r.delayed);
         prepared.push((r.state, r.journal, b.feed.clone()));
     }
     let before = had.len();
@@ -441,11 +457,17 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         write_manifest(&manifest_path, &had)?;
     }
     let hub = Hub::new(replayed, max_g, spec.probe);
-    let opts = RunOptions { speed: spec.speed };
+    let delay = start_delay(spec.broadcast_delay, delayed, &hub, true);
+    let opts = RunOptions {
+        speed: spec.speed,
+        delay: delay.clone(),
+    };
     let (listener, addr) = bind(spec.listen).await?;
     let boards: Vec<BoardHandle> = prepared
         .into_iter()
-        .map(|(state, journal, feed)| actor::spawn(state, journal, Arc::clone(&hub), feed, opts))
+        .map(|(state, journal, feed)| {
+            actor::spawn(state, journal, Arc::clone(&hub), feed, opts.clone())
+        })
         .collect();
     let boards = Arc::new(boards);
     let lichess = serve_http(
@@ -455,6 +477,7 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         &token,
         &spec.round,
         spec.max_event_streams,
+        delay.clone(),
     );
     Ok(Daemon {
         addr,
@@ -465,7 +488,32 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         token_created,
         lock: Some(lock),
         lichess,
+        delay,
     })
+}
+
+/// The delayed public view of the boards (`None` without a delay),
+/// folded from their journals as it stands now, and releasing lines as
+/// their time comes.
+fn start_delay(
+    delay: std::time::Duration,
+    boards: Vec<delay::DelayedBoard>,
+    live: &Arc<Hub>,
+    analyses: bool,
+) -> Option<Arc<delay::Delay>> {
+    if delay.is_zero() {
+        return None;
+    }
+    let d = delay::Delay::new(
+        delay,
+        boards,
+        Arc::clone(live),
+        analyses,
+        journal::wall_now(),
+    );
+    d.spawn();
+    tracing::info!(delay_s = delay.as_secs(), "the public broadcast is delayed");
+    Some(d)
 }
 
 /// The data directory's list of the journals it has had.
@@ -543,6 +591,7 @@ fn serve_http(
     token: &str,
     round: &RoundInfo,
     max_event_streams: usize,
+    delay: Option<Arc<delay::Delay>>,
 ) -> Arc<lichess::PushStatus> {
     let lichess = Arc::new(lichess::PushStatus::default());
     let index: HashMap<u32, usize> = boards.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
@@ -555,6 +604,7 @@ fn serve_http(
         streams: Arc::new(tokio::sync::Semaphore::new(max_event_streams)),
         max_streams: max_event_streams,
         lichess: Arc::clone(&lichess),
+        delay,
     };
     let router = http::router(app);
     tokio::spawn(server::serve(listener, router));
@@ -578,6 +628,16 @@ pub struct ServeArgs {
     /// live clients) may be open at once; more are answered 503.
     #[arg(long, default_value_t = http::MAX_EVENT_STREAMS, value_name = "N")]
     pub max_event_streams: usize,
+    /// The public broadcast (the PGN, `/boards`, `/events` and the
+    /// dashboard without the token, the lichess push) shows the round as
+    /// it stood this long ago: `90s`, `15m`, `1h` (overrides the
+    /// `[broadcast]` table's delay; default none).
+    #[arg(long, value_name = "DURATION", value_parser = parse_delay_arg)]
+    pub broadcast_delay: Option<std::time::Duration>,
+}
+
+fn parse_delay_arg(text: &str) -> Result<std::time::Duration, String> {
+    delay::parse_delay(text).map_err(|e| e.to_string())
 }
 
 /// `eboard run`: the daemon for one event round.
@@ -691,6 +751,11 @@ pub fn spec_from_config(config: EventConfig, args: &RunArgs) -> Result<DaemonSpe
         probe: false,
         max_event_streams: args.serve.max_event_streams,
         fresh_boards: args.fresh_board.clone(),
+        broadcast_delay: args
+            .serve
+            .broadcast_delay
+            .or(config.broadcast.as_ref().and_then(|b| b.delay))
+            .unwrap_or_default(),
     })
 }
 
@@ -847,6 +912,7 @@ pub fn push_to_lichess(
         settings,
         Arc::clone(&daemon.boards),
         Arc::clone(&daemon.hub),
+        daemon.delay.clone(),
         Arc::clone(&daemon.lichess),
     )
 }

@@ -5,6 +5,7 @@ mod cli;
 mod corpus;
 mod daemon;
 mod dead;
+mod delay;
 mod faults;
 mod hostile;
 mod lichess;
