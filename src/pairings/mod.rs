@@ -296,6 +296,26 @@ mod tests {
         assert_eq!(detect(""), None);
     }
 
+    proptest::proptest! {
+        /// No input makes the readers panic: any text, and text shaped like
+        /// each format (player lines with arbitrary columns, tag lines with
+        /// arbitrary values).
+        #[test]
+        fn no_input_panics(
+            text in "\\PC{0,300}",
+            cols in proptest::collection::vec("[ 0-9wb=+\\-A-Za-z,.\u{e9}]{0,130}", 0..6),
+            tags in proptest::collection::vec(("[A-Za-z]{0,12}", "[ -~\u{e9}]{0,20}"), 0..8),
+            round in 0u32..5,
+        ) {
+            let path = Path::new("x");
+            let _ = parse(path, &text, round);
+            let trf: String = cols.iter().map(|c| format!("001 {c}\n")).collect();
+            let _ = parse(path, &trf, round);
+            let pgn: String = tags.iter().map(|(k, v)| format!("[{k} \"{v}\"]\n")).collect();
+            let _ = parse(path, &pgn, round);
+        }
+    }
+
     #[test]
     fn board_lists_are_ranges() {
         let p = |board| Pairing {

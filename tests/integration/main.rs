@@ -11,6 +11,7 @@ mod hostile;
 mod lichess;
 mod nats;
 mod operations;
+mod pairings;
 mod properties;
 mod rules;
 mod scripts;
