@@ -25,6 +25,7 @@ pub mod pgn;
 pub mod protocol;
 pub mod quick_dead;
 pub mod replay;
+pub mod results;
 pub mod resync;
 pub mod rules;
 pub mod script;

@@ -357,3 +357,114 @@ fn issue_36_a_config_takes_its_players_from_the_pairings() {
         "{err}"
     );
 }
+
+/// Results out (issue 36): a demo round played to the end, then `eboard
+/// results` fills round 1 of a TRF whose pairings are the demo's boards.
+#[test]
+fn issue_36_results_fill_the_trf_from_a_finished_demo_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let d = Daemon::start(&[
+        "demo",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--speed",
+        "20",
+    ]);
+    d.wait_boards(180, |b| b["connection"] == "ended");
+    // Before the demo starts its next round (new games).
+    d.kill();
+
+    // 16 players; board k pairs ranks k and k + 8 (all scores 0, so FIDE's
+    // order is by the higher rank), White being k on odd boards.
+    let mut lines = vec!["012 Demo".to_owned()];
+    let white_of = |k: u32| if k % 2 == 1 { k } else { k + 8 };
+    for rank in 1..=16u32 {
+        let k = if rank > 8 { rank - 8 } else { rank };
+        let opp = if rank > 8 { k } else { k + 8 };
+        let colour = if white_of(k) == rank { 'w' } else { 'b' };
+        lines.push(trf_player(
+            rank,
+            "",
+            &format!("Player {rank:02}"),
+            2000,
+            0,
+            "0.0",
+            &[(opp, colour, ' ')],
+        ));
+    }
+    let trf = write(dir.path(), "demo.trf", &lines, "\n");
+    let results = |extra: &[&str]| {
+        let mut args = vec![
+            "results",
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--trf",
+            &trf,
+            "--round",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        eboard(&args, None)
+    };
+    let out = results(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The demo plays the games of pgn/demo-round.pgn, board k game k: their
+    // Result tags are the expected results.
+    let expected: Vec<String> = crate::daemon::demo_games()
+        .iter()
+        .map(|g| {
+            g.tags
+                .iter()
+                .find(|(k, _)| k == "Result")
+                .map(|(_, v)| v.clone())
+                .unwrap()
+        })
+        .collect();
+    for line in text.lines().filter(|l| l.starts_with("001")) {
+        let col = |from: usize, to: usize| line.get(from - 1..to).unwrap_or("").trim().to_owned();
+        let rank: u32 = col(5, 8).parse().unwrap();
+        let k = if rank > 8 { rank - 8 } else { rank };
+        let white = white_of(k) == rank;
+        let opp = if rank > 8 { k } else { k + 8 };
+        assert_eq!(col(92, 95), opp.to_string(), "{line}");
+        assert_eq!(col(97, 97), if white { "w" } else { "b" }, "{line}");
+        let result = &expected[k as usize - 1];
+        let code = match (result.as_str(), white) {
+            ("1-0", true) | ("0-1", false) => "1",
+            ("1-0", false) | ("0-1", true) => "0",
+            _ => "=",
+        };
+        assert_eq!(col(99, 99), code, "board {k}: {result}: {line}");
+        let points = if code == "1" {
+            "1.0"
+        } else if code == "=" {
+            "0.5"
+        } else {
+            "0.0"
+        };
+        assert_eq!(col(81, 84), points, "{line}");
+    }
+
+    let csv = results(&["--csv"]);
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    assert!(csv.starts_with("board,white,black,result\n"), "{csv}");
+    assert!(
+        csv.contains(&format!("1,\"Player 01\",\"Player 09\",{}", expected[0])),
+        "{csv}"
+    );
+
+    // A board without a finished game is an error naming it, unless --partial.
+    std::fs::remove_file(data.join("boards/3.jsonl")).unwrap();
+    let out = results(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("board(s) 3 have no result"), "{err}");
+    let out = results(&["--partial"]);
+    assert!(out.status.success());
+}
