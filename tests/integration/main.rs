@@ -4,6 +4,7 @@ mod analyze;
 mod cli;
 mod corpus;
 mod daemon;
+mod dashboard;
 mod dead;
 mod delay;
 mod faults;
