@@ -76,7 +76,7 @@ pub fn replay_script_with(
         progress(n - 1, lines.len());
         catch(|| {
             if let Some(hook) = inject {
-                hook.check(None, n);
+                hook.check(None, u64::try_from(n).unwrap_or(u64::MAX));
             }
             engine.push(&line.event)
         })
