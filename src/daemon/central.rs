@@ -868,21 +868,7 @@ mod tests {
     /// are not continued by the new ones.
     #[test]
     fn a_replaced_hall_starts_its_board_as_a_new_game() {
-        let round = Arc::new(crate::daemon::board::RoundInfo {
-            event: "E".into(),
-            site: None,
-            date: None,
-            round: "1".into(),
-            time_control: None,
-        });
-        let state = BoardState::new(
-            3,
-            round,
-            crate::engine::EngineConfig::default(),
-            Default::default(),
-            Default::default(),
-        );
-        let mut b = Board::new(state);
+        let mut b = board_3();
         for seq in 1..=3 {
             let out = b.take_line(3, ("hall-a", Some("aaaa")), line(seq), seq, None);
             assert!(out.iter().all(|p| p.kind != "alert"));
@@ -907,6 +893,51 @@ mod tests {
         let out = b.take_line(3, ("hall-a", Some("cccc")), line(2), 2, None);
         assert!(out.iter().all(|p| p.kind != "alert"), "{out:?}");
         assert_eq!(b.state.seq(), 2);
+    }
+
+    /// Board 3, as the round file gives it.
+    fn board_3() -> Board {
+        let round = Arc::new(crate::daemon::board::RoundInfo {
+            event: "E".into(),
+            site: None,
+            date: None,
+            round: "1".into(),
+            time_control: None,
+        });
+        let state = BoardState::new(
+            3,
+            round,
+            crate::engine::EngineConfig::default(),
+            Default::default(),
+            Default::default(),
+        );
+        Board::new(state)
+    }
+
+    /// Issues 36 and 38: the delayed public view of a replaced hall's board
+    /// starts again as a new game too, with the alert, when its time comes:
+    /// once every line is old enough it is exactly the live board, never the
+    /// new instance's lines spliced into the old game.
+    #[test]
+    fn a_replaced_hall_restarts_the_delayed_board_too() {
+        let mut b = board_3();
+        let live = Hub::new(Vec::new(), 100, false);
+        let delayed = DelayedBoard {
+            fresh: b.fresh.clone(),
+            lines: Vec::new(),
+        };
+        let delay = Delay::new(Duration::from_secs(60), vec![delayed], live, false, 0);
+        for seq in 1..=3 {
+            b.take_line(3, ("hall-a", Some("aaaa")), line(seq), seq, Some(&delay));
+        }
+        b.take_line(3, ("hall-a", Some("bbbb")), line(1), 4, Some(&delay));
+        b.take_line(3, ("hall-a", Some("bbbb")), line(2), 5, Some(&delay));
+        // The restart was taken now: not yet a minute old.
+        let now = crate::daemon::journal::wall_now();
+        assert!(delay.release(now).is_some());
+        assert_ne!(delay.detail(3).unwrap(), b.state.detail());
+        assert_eq!(delay.release(now + 61_000), None);
+        assert_eq!(delay.detail(3).unwrap(), b.state.detail());
     }
 
     fn seqs(lines: Vec<JournalLine>) -> Vec<u64> {

@@ -408,21 +408,18 @@ impl EventConfig {
             for (side, p) in [("white", &board.white), ("black", &board.black)] {
                 // A player may be left to the pairings file, or named by
                 // FIDE id alone; a name given is checked as everywhere.
-                if p.name.trim().is_empty() {
-                    if config.pairings.is_none() && p.fide_id.is_none() {
-                        return Err(invalid(
-                            file,
-                            text,
-                            at,
-                            format!(
-                                "board {id} has no {side} player: give {side} = {{ name = \"...\" }}, or pairings = \"FILE\""
-                            ),
-                        ));
-                    }
-                } else {
-                    super::values::check_name(&format!("board {id}: {side}'s name"), &p.name)
-                        .map_err(|m| invalid(file, text, at, m))?;
+                let left = config.pairings.is_some() || p.fide_id.is_some();
+                if left && p.name.trim().is_empty() {
+                    continue;
                 }
+                super::values::check_name(&format!("board {id}: {side}'s name"), &p.name)
+                    .map_err(|m| match p.name.trim().is_empty() {
+                        true => format!(
+                            "{m}: give {side} = {{ name = \"...\" }}, or pairings = \"FILE\""
+                        ),
+                        false => m,
+                    })
+                    .map_err(|m| invalid(file, text, at, m))?;
             }
             if board.game == Some(0) {
                 return Err(invalid(
