@@ -69,10 +69,6 @@ pub enum AlertKind {
     /// The full analysis proved dead a position moves had already been made
     /// from: the game ended there (Art. 5.2.2) and those moves are void.
     MovesVoid,
-    /// The clock shows 0:00 for the player having the move: his flag has
-    /// fallen once the arbiter or a player observes it (Art. 6.8).
-    /// Information: the game goes on until the fall is recorded.
-    FlagShown,
 }
 
 impl AlertKind {
@@ -85,7 +81,6 @@ impl AlertKind {
                 | AlertKind::FiftyMovesClaimable
                 | AlertKind::PositionRestored
                 | AlertKind::DeadPositionUndecided
-                | AlertKind::FlagShown
         )
     }
 
@@ -112,7 +107,6 @@ impl AlertKind {
             AlertKind::OutOfSync => "out_of_sync",
             AlertKind::DeadPositionUndecided => "dead_position_undecided",
             AlertKind::MovesVoid => "moves_void",
-            AlertKind::FlagShown => "flag_shown",
         }
     }
 }
