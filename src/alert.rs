@@ -74,10 +74,6 @@ pub enum AlertKind {
     /// engine had told the arbiter nothing of it: eboard no longer follows
     /// the board (sync `lost`), whatever the reason.
     RecordStopped,
-    /// The clock shows 0:00 for the player having the move: his flag has
-    /// fallen once the arbiter or a player observes it (Art. 6.8).
-    /// Information: the game goes on until the fall is recorded.
-    FlagShown,
 }
 
 impl AlertKind {
@@ -90,7 +86,6 @@ impl AlertKind {
                 | AlertKind::FiftyMovesClaimable
                 | AlertKind::PositionRestored
                 | AlertKind::DeadPositionUndecided
-                | AlertKind::FlagShown
         )
     }
 
@@ -118,7 +113,6 @@ impl AlertKind {
             AlertKind::DeadPositionUndecided => "dead_position_undecided",
             AlertKind::MovesVoid => "moves_void",
             AlertKind::RecordStopped => "record_stopped",
-            AlertKind::FlagShown => "flag_shown",
         }
     }
 }

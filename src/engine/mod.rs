@@ -344,7 +344,6 @@ impl Engine {
             BoardEvent::Reconnected => self.reconnected = true,
             BoardEvent::Clock(white, black) => {
                 self.clock.last = Some((*white, *black));
-                self.flag_shown(*white, *black);
                 // Times reported while the board shows a state not read yet
                 // belong to the record as it will be once it is read.
                 if !self.settle.hold_clock() && self.report_belongs_to_record() {

@@ -6,7 +6,7 @@ use shakmaty::{ByColor, Chess, Color, Move, Position};
 use super::{Engine, GameEvent, read::same_move_in_hand};
 use crate::{
     alert::{Alert, AlertKind},
-    event::{Millis, Seconds},
+    event::Millis,
     game::Game,
 };
 
@@ -200,29 +200,6 @@ impl Engine {
             game: self.game_index(),
             at,
         });
-    }
-
-    /// The clock shows 0:00 for the player having the move: once per game
-    /// and player, the arbiter is told that the flag has fallen if he
-    /// observes it (Art. 6.8); the fall itself is his to record.
-    pub(super) fn flag_shown(&mut self, white: Seconds, black: Seconds) {
-        let game = self.game();
-        let turn = game.position().turn();
-        let left = if turn == Color::White { white } else { black };
-        let told = game
-            .alerts
-            .iter()
-            .any(|a| a.kind == AlertKind::FlagShown && a.side == Some(turn));
-        if left > 0 || game.is_over() || told {
-            return;
-        }
-        let name = crate::event::side_name(turn);
-        self.alert(
-            AlertKind::FlagShown,
-            Some(turn),
-            format!("{name}'s clock shows 0:00 with {name} to move: the flag has fallen once the arbiter or a player observes it (Art. 6.8)"),
-            Some(format!("if the fall is observed, record it (flag action): {name} loses, unless the opponent cannot checkmate by any series of legal moves, then it is a draw (Art. 6.9)")),
-        );
     }
 
     /// Raises an alert, whole: recorded with the game and emitted.

@@ -1072,7 +1072,7 @@ fn issue_9_live_and_replayed_events_agree_across_displacement_and_undo() {
     if let Some(browser) = chromium() {
         let dom = dump_dom(&browser, dir.path(), &d.addr);
         assert!(
-            dom.contains("illegal_move: 2 minutes to black"),
+            dom.contains("Illegal move: 2 minutes to black"),
             "no ruling on the page:\n{dom}"
         );
     } else {
