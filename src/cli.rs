@@ -128,6 +128,13 @@ enum Command {
     Serve(crate::daemon::central::CentralArgs),
     /// Runs the daemon on a bundled event of 8 simulated boards.
     Demo(crate::daemon::demo::DemoArgs),
+    /// Reads a round's pairings (PGN of tags, or TRF-16) and prints the
+    /// boards' players as `[[board]]` entries, for checking before the
+    /// round.
+    Pairings(crate::pairings::PairingsArgs),
+    /// Writes a round's results from the boards' records into the
+    /// tournament's TRF-16 file (printed), or as CSV.
+    Results(crate::results::ResultsArgs),
     /// Measures the daemon under load (simulated boards at blitz pace).
     #[command(hide = true)]
     Loadtest(crate::daemon::loadtest::LoadtestArgs),
@@ -360,6 +367,14 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
         Command::Run(args) => crate::daemon::run(&args).map_err(daemon_failure)?,
         Command::Serve(args) => crate::daemon::central::run(&args).map_err(daemon_failure)?,
         Command::Demo(args) => crate::daemon::demo::run(&args).map_err(daemon_failure)?,
+        Command::Results(args) => {
+            let text = crate::results::run(&args).map_err(|e| Failure::input(e.to_string()))?;
+            out.write_all(text.as_bytes()).map_err(write_err)?;
+        }
+        Command::Pairings(args) => {
+            let text = crate::pairings::run(&args).map_err(|e| Failure::input(e.to_string()))?;
+            out.write_all(text.as_bytes()).map_err(write_err)?;
+        }
         Command::LoadtestHalls(args) => {
             crate::daemon::halls_load::run(&args).map_err(daemon_failure)?
         }

@@ -23,8 +23,11 @@ use super::{
     action::Action,
     board::{ActionError, BoardState, Snapshot},
     commit::Committer,
+    delay::Delay,
     hub::{Hub, Payload, Ticket},
-    journal::{Connection, Entry, Journal, JournalError, JournalLine, JournalState, RoundName},
+    journal::{
+        Connection, Entry, Journal, JournalError, JournalLine, JournalState, RoundName, wall_now,
+    },
 };
 
 /// How often an idle board checks that its journal is still in place.
@@ -156,10 +159,13 @@ impl BoardHandle {
 }
 
 /// Options of the running boards.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RunOptions {
     /// Simulated boards play this many times faster than their timestamps.
     pub speed: f64,
+    /// The broadcast delay, which folds every line again once it is old
+    /// enough (`None`: no delay).
+    pub delay: Option<Arc<Delay>>,
 }
 
 /// What a board's actor needs from the daemon.
@@ -242,6 +248,7 @@ pub fn spawn(
         sim,
         reader,
         snapshot: snap_tx,
+        delay: opts.delay,
         rx,
         failed: None,
         next_check: Instant::now() + JOURNAL_CHECK,
@@ -404,6 +411,8 @@ struct Actor {
     sim: Sim,
     reader: Option<crate::transport::ReaderHandle>,
     snapshot: watch::Sender<Snapshot>,
+    /// The broadcast delay, fed every line published.
+    delay: Option<Arc<Delay>>,
     rx: mpsc::Receiver<Command>,
     /// The journal cannot be written: the board takes no input until it can.
     failed: Option<Failure>,
@@ -572,6 +581,7 @@ impl Actor {
             seq: self.state.seq() + 1,
             g: 0,
             at: self.state.last_at(),
+            wall: Some(wall_now()),
             entry: Entry::Journal {
                 state: JournalState::Failed,
                 message: error.clone(),
@@ -661,11 +671,13 @@ impl Actor {
         while let Some((line, _)) = failure.pending.first_mut() {
             let ticket = self.hub.reserve(std::time::Instant::now());
             line.g = ticket.g();
+            // Published (and so counted by the broadcast delay) from now.
+            line.wall = Some(wall_now());
             let line = line.clone();
             // On failure the number is given up with the ticket.
             self.append(&line).await?;
             let (_, payloads) = failure.pending.remove(0);
-            self.publish(ticket, payloads);
+            self.publish(&line, ticket, payloads);
             written += 1;
         }
         Ok(written)
@@ -742,7 +754,7 @@ impl Actor {
                     g: line.g,
                 };
                 let payloads = self.state.apply(&line);
-                self.publish(ticket, payloads);
+                self.publish(&line, ticket, payloads);
                 Ok(done)
             }
             None => Err(ActionError::Unavailable(format!(
@@ -792,6 +804,7 @@ impl Actor {
                     seq: self.state.seq() + 1,
                     g: ticket.g(),
                     at: t,
+                    wall: Some(wall_now()),
                     entry: Entry::Tick,
                 };
                 // The board has read itself already: a tick that cannot be
@@ -800,7 +813,7 @@ impl Actor {
                 let written = self.append(&line).await;
                 self.state.note_tick(&line);
                 match written {
-                    Ok(()) => self.publish(ticket, payloads),
+                    Ok(()) => self.publish(&line, ticket, payloads),
                     Err(e) => {
                         drop(ticket);
                         self.fail(&e);
@@ -910,7 +923,7 @@ impl Actor {
         match self.write(entry, at, entered, unwritten).await {
             Some((ticket, line)) => {
                 let payloads = self.state.apply(&line);
-                self.publish(ticket, payloads);
+                self.publish(&line, ticket, payloads);
                 true
             }
             None => false,
@@ -933,6 +946,7 @@ impl Actor {
             seq: self.state.seq() + 1,
             g: ticket.g(),
             at,
+            wall: Some(wall_now()),
             entry,
         };
         match self.append(&line).await {
@@ -967,7 +981,12 @@ impl Actor {
         (seq == 1).then(|| self.round.clone())
     }
 
-    fn publish(&mut self, ticket: Ticket, payloads: Vec<Payload>) {
+    fn publish(&mut self, line: &JournalLine, ticket: Ticket, payloads: Vec<Payload>) {
+        // Before the hub: the delay releases a line only once the hub has
+        // published it, and then finds it queued.
+        if let Some(delay) = &self.delay {
+            delay.push(self.state.id(), line.g, line.clone());
+        }
         // The snapshot first: a client that reads it and then resumes from
         // the last published id may see an event twice, never miss one.
         if !payloads.is_empty() {

@@ -832,6 +832,9 @@ impl BoardState {
             if let Some(f) = p.fide_id {
                 tags.push((format!("{color}FideId"), f.to_string()));
             }
+            if let Some(t) = &p.team {
+                tags.push((format!("{color}Team"), t.clone()));
+            }
         }
         if let Some(tc) = &r.time_control {
             tags.push(("TimeControl".into(), tc.clone()));
@@ -863,6 +866,16 @@ impl BoardState {
             }
         }
         tags
+    }
+
+    /// Notes what the broadcast PGN shows now, as [`BoardState::snapshot`]
+    /// would, without writing it: a fold that takes no snapshot after a
+    /// line (the broadcast delay folding a journal on start) keeps the
+    /// moves shown that the live view showed, held back later or not.
+    pub fn note_shown(&mut self) {
+        if self.pgn_dirty {
+            self.shown = (self.round_game, self.published_plies());
+        }
     }
 
     fn refresh_pgn(&mut self) {
@@ -1002,6 +1015,7 @@ mod tests {
                 seq: state.seq() + 1,
                 g: 0,
                 at: l.event.at,
+                wall: None,
                 entry: Entry::from_event(&l.event.event),
             };
             out.extend(state.apply(&line));
@@ -1017,6 +1031,7 @@ mod tests {
             seq: state.seq() + 1,
             g: 0,
             at,
+            wall: None,
             entry: Entry::Action { action },
         };
         state.apply(&line)
@@ -1042,6 +1057,7 @@ mod tests {
             seq: s.seq() + 1,
             g: 0,
             at: 4000,
+            wall: None,
             entry: Entry::DeadVerdict {
                 game: 0,
                 ply: 1,
@@ -1083,6 +1099,7 @@ mod tests {
             seq: s.seq() + 1,
             g: 0,
             at: 4000,
+            wall: None,
             entry: Entry::DeadVerdict {
                 game: 0,
                 ply: 1,
@@ -1182,6 +1199,7 @@ mod tests {
             seq: s.seq() + 1,
             g: 0,
             at: s.last_at(),
+            wall: None,
             entry: Entry::MateVerdict {
                 game: 0,
                 ply: 2,
@@ -1222,6 +1240,7 @@ mod tests {
             seq: s.seq() + 1,
             g: 0,
             at: s.last_at(),
+            wall: None,
             entry: Entry::Alert {
                 kind: kind.into(),
                 message: "lichess refused it".into(),

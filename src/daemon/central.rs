@@ -40,6 +40,7 @@ use super::{
     actor::{ActionDone, BoardHandle, Command},
     board::{ActionError, BoardState, RoundInfo, Snapshot},
     config::{EventConfig, Player},
+    delay::{Delay, DelayedBoard},
     hub::{Hub, Payload},
     journal::{Entry, JournalLine},
     load_or_create_token,
@@ -67,6 +68,10 @@ pub struct CentralArgs {
     pub listen: SocketAddr,
     #[command(flatten)]
     pub lichess: super::lichess::LichessArgs,
+    /// The public broadcast shows the round as it stood this long ago
+    /// (`90s`, `15m`, `1h`; overrides the `[broadcast]` table's delay).
+    #[arg(long, value_name = "DURATION", value_parser = super::parse_delay_arg)]
+    pub broadcast_delay: Option<Duration>,
 }
 
 /// Everything a central needs to start.
@@ -84,6 +89,8 @@ pub struct CentralSpec {
     pub listen: SocketAddr,
     /// The broker and the stream.
     pub nats: NatsSettings,
+    /// The public broadcast's delay (zero: live).
+    pub broadcast_delay: Duration,
 }
 
 /// An action as it travels through the stream.
@@ -95,6 +102,10 @@ struct ActionMessage {
     action: Action,
     /// Names the request, so that the central that took it can answer.
     request: String,
+    /// When it was taken (Unix ms; for the broadcast delay). Absent from
+    /// messages of older centrals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    wall: Option<u64>,
 }
 
 /// One board as the central follows it.
@@ -138,13 +149,15 @@ impl Board {
     /// or a fresh data directory): the board starts again as a new game
     /// from the new instance's lines, never spliced into the old one's,
     /// with a `hall_replaced` alert. An instance first seen on the line
-    /// that continues the board is the same hall, upgraded.
+    /// that continues the board is the same hall, upgraded. The delayed
+    /// public view starts the board again at the same point (`g`).
     fn replaced(
         &mut self,
-        n: u32,
+        (n, g): (u32, u64),
         node: &str,
         instance: Option<&str>,
         line: &JournalLine,
+        delay: Option<&Delay>,
     ) -> Vec<Payload> {
         let Some(new) = instance else {
             return Vec::new();
@@ -162,6 +175,9 @@ impl Board {
         );
         tracing::error!("{message}");
         self.instance = Some(new.to_owned());
+        if let Some(d) = delay {
+            d.restart(n, g, message.clone());
+        }
         self.state = self.fresh.clone();
         self.order = Sequencer::default();
         self.state.raise_alert("hall_replaced", message)
@@ -175,11 +191,16 @@ impl Board {
         (node, instance): (&str, Option<&str>),
         line: JournalLine,
         g: u64,
+        delay: Option<&Delay>,
     ) -> Vec<Payload> {
-        let mut out = self.replaced(n, node, instance, &line);
+        let mut out = self.replaced((n, g), node, instance, &line, delay);
         for mut line in self.order.take(n, line, self.state.seq() + 1) {
             line.g = g;
             out.extend(self.state.apply(&line));
+            // The public view folds the same lines once they are old enough.
+            if let Some(d) = delay {
+                d.push(n, g, line);
+            }
         }
         out
     }
@@ -250,6 +271,8 @@ struct Applier {
     pending: HashMap<String, oneshot::Sender<Result<ActionDone, ActionError>>>,
     requests: u64,
     reports: mpsc::UnboundedSender<Report>,
+    /// The broadcast delay, fed every line applied.
+    delay: Option<Arc<Delay>>,
 }
 
 impl Applier {
@@ -316,7 +339,7 @@ impl Applier {
             }
             Some(_) => {}
         }
-        let out = b.take_line(n, (node, instance), line, seq);
+        let out = b.take_line(n, (node, instance), line, seq, self.delay.as_deref());
         if !out.is_empty() {
             let snap = b.snapshot();
             b.snapshot.send_replace(snap);
@@ -372,9 +395,13 @@ impl Applier {
             seq: b.state.seq(),
             g: seq,
             at,
+            wall: msg.wall,
             entry: Entry::Action { action: msg.action },
         };
         let out = b.state.apply(&line);
+        if let Some(d) = &self.delay {
+            d.push(n, seq, line.clone());
+        }
         let snap = b.snapshot();
         b.snapshot.send_replace(snap);
         if let Some(reply) = reply {
@@ -434,6 +461,7 @@ impl Applier {
                     at,
                     action,
                     request: request.clone(),
+                    wall: Some(super::journal::wall_now()),
                 };
                 let body = serde_json::to_vec(&msg).unwrap_or_default();
                 let publish = PublishMessage::build()
@@ -637,30 +665,30 @@ async fn stream_length(nats: &NatsSettings, js: &jetstream::Context) -> Option<u
     }
 }
 
-/// Starts a central on the current tokio runtime: reads what the stream
-/// holds (waiting at most a minute for it), then serves HTTP.
-pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
-    std::fs::create_dir_all(&spec.data_dir).map_err(|source| DaemonError::Io {
-        path: spec.data_dir.clone(),
-        source,
-    })?;
-    let (token, token_path, token_created) = load_or_create_token(&spec.data_dir)?;
-    let client = spec.nats.connect().await?;
-    let js = jetstream::new(client);
-    let round = Arc::new(spec.round.clone());
-    let hub = Hub::new(Vec::new(), 0, false);
-    let (cmd_tx, cmd_rx) = mpsc::channel::<(u32, Command)>(256);
+/// The boards a central follows: the handles the HTTP server uses (their
+/// commands forwarded to `cmd_tx`), the boards' states, and their states
+/// before any line (for the broadcast delay).
+fn follow_boards(
+    spec: &CentralSpec,
+    round: &Arc<RoundInfo>,
+    cmd_tx: &mpsc::Sender<(u32, Command)>,
+) -> (Vec<BoardHandle>, HashMap<u32, Board>, Vec<DelayedBoard>) {
     let mut handles = Vec::new();
     let mut boards = HashMap::new();
+    let mut fresh = Vec::new();
     for (id, white, black) in &spec.boards {
         let state = BoardState::new(
             *id,
-            Arc::clone(&round),
+            Arc::clone(round),
             spec.engine,
             white.clone(),
             black.clone(),
         );
         let board = Board::new(state);
+        fresh.push(DelayedBoard {
+            fresh: board.fresh.clone(),
+            lines: Vec::new(),
+        });
         let snap_rx = board.snapshot.subscribe();
         boards.insert(*id, board);
         let (tx, mut rx) = mpsc::channel::<Command>(64);
@@ -675,11 +703,30 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         });
         handles.push(BoardHandle::new(*id, tx, snap_rx));
     }
+    (handles, boards, fresh)
+}
+
+/// Starts a central on the current tokio runtime: reads what the stream
+/// holds (waiting at most a minute for it), then serves HTTP.
+pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
+    std::fs::create_dir_all(&spec.data_dir).map_err(|source| DaemonError::Io {
+        path: spec.data_dir.clone(),
+        source,
+    })?;
+    let (token, token_path, token_created) = load_or_create_token(&spec.data_dir)?;
+    let client = spec.nats.connect().await?;
+    let js = jetstream::new(client);
+    let round = Arc::new(spec.round.clone());
+    let hub = Hub::new(Vec::new(), 0, false);
+    let (cmd_tx, cmd_rx) = mpsc::channel::<(u32, Command)>(256);
+    let (handles, boards, fresh) = follow_boards(&spec, &round, &cmd_tx);
     // What the stream holds now is read before serving, so that a restarted
     // central does not show (or push) a half-rebuilt round.
     let target = stream_length(&spec.nats, &js).await;
     let (report_tx, report_rx) = mpsc::unbounded_channel();
+    let delay = super::start_delay(spec.broadcast_delay, fresh, &hub, false);
     let applier = Applier {
+        delay: delay.clone(),
         settings: spec.nats.clone(),
         js,
         hub: Arc::clone(&hub),
@@ -715,6 +762,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         &token,
         &spec.round,
         super::http::MAX_EVENT_STREAMS,
+        delay.clone(),
     );
     Ok(Daemon {
         addr,
@@ -726,6 +774,7 @@ pub async fn start(spec: CentralSpec) -> Result<Daemon, DaemonError> {
         lock: None,
         lichess,
         stopping: None,
+        delay,
     })
 }
 
@@ -762,6 +811,10 @@ pub fn spec_from_args(
             .unwrap_or_else(|| PathBuf::from("eboard-central")),
         listen: args.listen,
         nats,
+        broadcast_delay: args
+            .broadcast_delay
+            .or(config.broadcast.as_ref().and_then(|b| b.delay))
+            .unwrap_or_default(),
     };
     Ok((spec, push))
 }
@@ -804,6 +857,7 @@ mod tests {
             seq,
             g: 0,
             at: seq * 10,
+            wall: None,
             entry: Entry::Tick,
         }
     }
@@ -814,6 +868,35 @@ mod tests {
     /// are not continued by the new ones.
     #[test]
     fn a_replaced_hall_starts_its_board_as_a_new_game() {
+        let mut b = board_3();
+        for seq in 1..=3 {
+            let out = b.take_line(3, ("hall-a", Some("aaaa")), line(seq), seq, None);
+            assert!(out.iter().all(|p| p.kind != "alert"));
+        }
+        assert_eq!(b.state.seq(), 3);
+        let out = b.take_line(3, ("hall-a", Some("bbbb")), line(1), 4, None);
+        assert!(
+            out.iter()
+                .any(|p| p.kind == "alert" && p.data.contains("hall_replaced")),
+            "{out:?}"
+        );
+        assert_eq!(
+            b.state.seq(),
+            1,
+            "the new instance's line 1 starts the board"
+        );
+        b.take_line(3, ("hall-a", Some("bbbb")), line(2), 5, None);
+        assert_eq!(b.state.seq(), 2);
+        // A hall upgraded (no instance before, one now) continues.
+        let mut b = Board::new(b.fresh.clone());
+        b.take_line(3, ("hall-a", None), line(1), 1, None);
+        let out = b.take_line(3, ("hall-a", Some("cccc")), line(2), 2, None);
+        assert!(out.iter().all(|p| p.kind != "alert"), "{out:?}");
+        assert_eq!(b.state.seq(), 2);
+    }
+
+    /// Board 3, as the round file gives it.
+    fn board_3() -> Board {
         let round = Arc::new(crate::daemon::board::RoundInfo {
             event: "E".into(),
             site: None,
@@ -828,31 +911,33 @@ mod tests {
             Default::default(),
             Default::default(),
         );
-        let mut b = Board::new(state);
+        Board::new(state)
+    }
+
+    /// Issues 36 and 38: the delayed public view of a replaced hall's board
+    /// starts again as a new game too, with the alert, when its time comes:
+    /// once every line is old enough it is exactly the live board, never the
+    /// new instance's lines spliced into the old game.
+    #[test]
+    fn a_replaced_hall_restarts_the_delayed_board_too() {
+        let mut b = board_3();
+        let live = Hub::new(Vec::new(), 100, false);
+        let delayed = DelayedBoard {
+            fresh: b.fresh.clone(),
+            lines: Vec::new(),
+        };
+        let delay = Delay::new(Duration::from_secs(60), vec![delayed], live, false, 0);
         for seq in 1..=3 {
-            let out = b.take_line(3, ("hall-a", Some("aaaa")), line(seq), seq);
-            assert!(out.iter().all(|p| p.kind != "alert"));
+            b.take_line(3, ("hall-a", Some("aaaa")), line(seq), seq, Some(&delay));
         }
-        assert_eq!(b.state.seq(), 3);
-        let out = b.take_line(3, ("hall-a", Some("bbbb")), line(1), 4);
-        assert!(
-            out.iter()
-                .any(|p| p.kind == "alert" && p.data.contains("hall_replaced")),
-            "{out:?}"
-        );
-        assert_eq!(
-            b.state.seq(),
-            1,
-            "the new instance's line 1 starts the board"
-        );
-        b.take_line(3, ("hall-a", Some("bbbb")), line(2), 5);
-        assert_eq!(b.state.seq(), 2);
-        // A hall upgraded (no instance before, one now) continues.
-        let mut b = Board::new(b.fresh.clone());
-        b.take_line(3, ("hall-a", None), line(1), 1);
-        let out = b.take_line(3, ("hall-a", Some("cccc")), line(2), 2);
-        assert!(out.iter().all(|p| p.kind != "alert"), "{out:?}");
-        assert_eq!(b.state.seq(), 2);
+        b.take_line(3, ("hall-a", Some("bbbb")), line(1), 4, Some(&delay));
+        b.take_line(3, ("hall-a", Some("bbbb")), line(2), 5, Some(&delay));
+        // The restart was taken now: not yet a minute old.
+        let now = crate::daemon::journal::wall_now();
+        assert!(delay.release(now).is_some());
+        assert_ne!(delay.detail(3).unwrap(), b.state.detail());
+        assert_eq!(delay.release(now + 61_000), None);
+        assert_eq!(delay.detail(3).unwrap(), b.state.detail());
     }
 
     fn seqs(lines: Vec<JournalLine>) -> Vec<u64> {

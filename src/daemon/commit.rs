@@ -186,6 +186,7 @@ mod tests {
             seq,
             g: seq,
             at: seq * 10,
+            wall: None,
             entry: Entry::Tick,
         }
     }

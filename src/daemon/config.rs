@@ -65,6 +65,35 @@ pub struct EventConfig {
     /// Pushing the round to a lichess broadcast (see [`LichessConfig`]).
     #[serde(default)]
     pub lichess: Option<LichessConfig>,
+    /// The public broadcast (see [`BroadcastConfig`]).
+    #[serde(default)]
+    pub broadcast: Option<BroadcastConfig>,
+    /// A pairing program's export (PGN of tags, or TRF-16) that gives every
+    /// board's players for the round `round` (see [`crate::pairings`]).
+    #[serde(default)]
+    pub pairings: Option<PathBuf>,
+}
+
+/// The `[broadcast]` table: what the public sees.
+///
+/// ```toml
+/// [broadcast]
+/// delay = "15m"   # the public sees the round as it stood 15 minutes ago
+/// ```
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BroadcastConfig {
+    /// How long the public broadcast is held back (`90s`, `15m`, `1h`;
+    /// default none); `--broadcast-delay` overrides it.
+    #[serde(default, deserialize_with = "de_delay")]
+    pub delay: Option<std::time::Duration>,
+}
+
+fn de_delay<'de, D: Deserializer<'de>>(d: D) -> Result<Option<std::time::Duration>, D::Error> {
+    let text = String::deserialize(d)?;
+    super::delay::parse_delay(&text)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }
 
 /// The `[publish]` table: the NATS JetStream broker that carries the hall
@@ -120,9 +149,12 @@ pub struct BoardConfig {
     /// recognised turned round by themselves. Default `"normal"`.
     #[serde(default)]
     pub orientation: crate::engine::Orientation,
-    /// The player with the white pieces.
+    /// The player with the white pieces (from the pairings file when the
+    /// config names one).
+    #[serde(default)]
     pub white: Player,
     /// The player with the black pieces.
+    #[serde(default)]
     pub black: Player,
 }
 
@@ -148,6 +180,9 @@ pub struct Player {
     /// The rating (`WhiteElo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elo: Option<u32>,
+    /// The team (`WhiteTeam`), for team events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<String>,
 }
 
 /// Where a board's events come from.
@@ -269,6 +304,19 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
+    /// The pairings file cannot be used.
+    #[error(transparent)]
+    Pairings(#[from] crate::pairings::PairingsError),
+    /// A pairings file needs the round's number.
+    #[error(
+        "{file}: pairings = {pairings:?} needs round = N (a number) to know which round to read"
+    )]
+    PairingsRound {
+        /// The config file.
+        file: String,
+        /// The pairings file.
+        pairings: PathBuf,
+    },
 }
 
 impl EventConfig {
@@ -297,7 +345,32 @@ impl EventConfig {
         {
             *t = dir.join(&*t);
         }
+        if let Some(pairings) = &config.pairings {
+            let pairings = dir.join(pairings);
+            config.fill_players(&file, &pairings)?;
+        }
         Ok(config)
+    }
+
+    /// Gives every board its players from the pairings file, for the
+    /// config's round.
+    fn fill_players(&mut self, file: &str, pairings: &Path) -> Result<(), ConfigError> {
+        let round = self
+            .round
+            .as_deref()
+            .and_then(|r| r.trim().parse().ok())
+            .ok_or_else(|| ConfigError::PairingsRound {
+                file: file.to_owned(),
+                pairings: pairings.to_owned(),
+            })?;
+        let read = crate::pairings::read(pairings, round)?;
+        let ids: Vec<u32> = self.boards.iter().map(BoardConfig::id).collect();
+        let players = crate::pairings::players_for(pairings, round, &read, &ids)?;
+        for (board, (_, white, black)) in self.boards.iter_mut().zip(players) {
+            board.white = white;
+            board.black = black;
+        }
+        Ok(())
     }
 
     /// Parses and checks config text; `file` names it in errors.
@@ -332,8 +405,20 @@ impl EventConfig {
                 ));
             }
             seen.push(id);
-            for (color, p) in [("white", &board.white), ("black", &board.black)] {
-                super::values::check_name(&format!("board {id}: {color}'s name"), &p.name)
+            for (side, p) in [("white", &board.white), ("black", &board.black)] {
+                // A player may be left to the pairings file, or named by
+                // FIDE id alone; a name given is checked as everywhere.
+                let left = config.pairings.is_some() || p.fide_id.is_some();
+                if left && p.name.trim().is_empty() {
+                    continue;
+                }
+                super::values::check_name(&format!("board {id}: {side}'s name"), &p.name)
+                    .map_err(|m| match p.name.trim().is_empty() {
+                        true => format!(
+                            "{m}: give {side} = {{ name = \"...\" }}, or pairings = \"FILE\""
+                        ),
+                        false => m,
+                    })
                     .map_err(|m| invalid(file, text, at, m))?;
             }
             if board.game == Some(0) {

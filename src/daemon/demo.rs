@@ -221,6 +221,7 @@ pub fn demo_spec(serve: &ServeArgs, data_dir: PathBuf) -> Result<DaemonSpec, Dae
         probe: false,
         max_event_streams: serve.max_event_streams,
         fresh_boards: Vec::new(),
+        broadcast_delay: serve.broadcast_delay.unwrap_or_default(),
     })
 }
 

@@ -131,6 +131,7 @@ fn hall_specs(args: &HallsLoadArgs, dir: &std::path::Path, stream: &str) -> (Vec
                 probe: true,
                 max_event_streams: super::http::MAX_EVENT_STREAMS,
                 fresh_boards: Vec::new(),
+                broadcast_delay: std::time::Duration::ZERO,
             },
             journals,
             NatsSettings {

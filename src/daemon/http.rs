@@ -11,6 +11,11 @@
 //! | `GET /events` | server-sent events; resumes after `Last-Event-ID` (or `?since=`) |
 //! | `GET /favicon.ico` | the tab icon (SVG) |
 //! | `POST /boards/{id}/actions` | an arbiter action (`Authorization: Bearer <token>`); `?confirm=retract` to remove published moves |
+//!
+//! With a broadcast delay (see [`super::delay`]) every read without the
+//! arbiters' token (`Authorization: Bearer`, or the dashboard's
+//! `eboard_token` cookie once the token is pasted) gets the delayed view:
+//! the round as it stood `delay` ago, events included.
 
 use std::{
     collections::HashMap,
@@ -37,7 +42,8 @@ use tokio_stream::StreamExt;
 use super::{
     action::Action,
     actor::BoardHandle,
-    board::ActionError,
+    board::{ActionError, Snapshot},
+    delay::Delay,
     hub::{EventId, Hub, Published},
     lichess::{BoardSet, PushStatus},
 };
@@ -64,6 +70,8 @@ pub struct AppState {
     pub max_streams: usize,
     /// The state of the pushes to lichess.
     pub lichess: Arc<PushStatus>,
+    /// The delayed public view (`None`: the public sees the round live).
+    pub delay: Option<Arc<Delay>>,
 }
 
 /// How many event streams may be open at once by default (`/events`
@@ -81,6 +89,45 @@ impl AppState {
     fn board(&self, id: &str) -> Option<&BoardHandle> {
         let id: u32 = id.parse().ok()?;
         self.index.get(&id).map(|&i| &self.boards[i])
+    }
+
+    /// What a request sees: the delayed view without the token (when the
+    /// broadcast is delayed), the live boards with it.
+    fn view(&self, headers: &HeaderMap) -> View<'_> {
+        match &self.delay {
+            Some(d) if !reads_live(headers, &self.token) => View::Delayed(d),
+            _ => View::Live,
+        }
+    }
+}
+
+/// Which state a request reads.
+#[derive(Debug, Clone, Copy)]
+enum View<'a> {
+    /// The boards as they are.
+    Live,
+    /// The boards as they stood the delay ago.
+    Delayed(&'a Delay),
+}
+
+impl View<'_> {
+    fn snapshot(self, b: &BoardHandle) -> Snapshot {
+        match self {
+            View::Live => b.snapshot(),
+            // Never the live snapshot in its place: a board the delay does
+            // not know shows nothing.
+            View::Delayed(d) => d.snapshot(b.id).unwrap_or_else(|| Snapshot {
+                summary: Arc::new(json!({ "id": b.id })),
+                pgn: Arc::from(""),
+            }),
+        }
+    }
+
+    fn hub(self, live: &Arc<Hub>) -> Arc<Hub> {
+        match self {
+            View::Live => Arc::clone(live),
+            View::Delayed(d) => Arc::clone(d.hub()),
+        }
     }
 }
 
@@ -118,8 +165,8 @@ async fn favicon() -> Response {
 
 /// The dashboard with the boards' state in it, so that the page shows the
 /// boards without waiting for a second request.
-async fn dashboard(State(app): State<AppState>) -> Response {
-    let boards = script_safe_json(&boards_json(&app));
+async fn dashboard(State(app): State<AppState>, headers: HeaderMap) -> Response {
+    let boards = script_safe_json(&boards_json(&app, app.view(&headers)));
     (
         [
             (
@@ -199,24 +246,25 @@ async fn round_pgn(
         Some(Ok(set)) => Some(set),
         Some(Err(e)) => return error(StatusCode::BAD_REQUEST, e),
     };
+    let view = app.view(&headers);
     let mut text = String::new();
     for b in app.boards.iter() {
         if set.as_ref().is_none_or(|s| s.contains(b.id)) {
             // Each game ends with a blank line: the games are separated by one.
-            text.push_str(&b.snapshot().pgn);
+            text.push_str(&view.snapshot(b).pgn);
         }
     }
     pgn_response(&headers, text)
 }
 
-fn boards_json(app: &AppState) -> serde_json::Value {
+fn boards_json(app: &AppState, view: View<'_>) -> serde_json::Value {
     // The last id first: a client resuming from it after reading the
     // boards may see an event twice but misses none.
-    let last = app.hub.last_id().map(|id| id.to_string());
+    let last = view.hub(&app.hub).last_id().map(|id| id.to_string());
     let boards: Vec<serde_json::Value> = app
         .boards
         .iter()
-        .map(|b| (*b.snapshot().summary).clone())
+        .map(|b| (*view.snapshot(b).summary).clone())
         .collect();
     json!({
         "title": &*app.title,
@@ -226,8 +274,8 @@ fn boards_json(app: &AppState) -> serde_json::Value {
     })
 }
 
-async fn boards(State(app): State<AppState>) -> Response {
-    axum::Json(boards_json(&app)).into_response()
+async fn boards(State(app): State<AppState>, headers: HeaderMap) -> Response {
+    axum::Json(boards_json(&app, app.view(&headers))).into_response()
 }
 
 async fn board(
@@ -235,10 +283,21 @@ async fn board(
     Path(file): Path<String>,
     headers: HeaderMap,
 ) -> Response {
+    let view = app.view(&headers);
     if let Some(id) = file.strip_suffix(".pgn") {
         return match app.board(id) {
-            Some(b) => pgn_response(&headers, b.snapshot().pgn.to_string()),
+            Some(b) => pgn_response(&headers, view.snapshot(b).pgn.to_string()),
             None => error(StatusCode::NOT_FOUND, format!("no board '{id}'")),
+        };
+    }
+    let detail = match (view, app.board(&file)) {
+        (View::Delayed(d), Some(b)) => Some(d.detail(b.id)),
+        _ => None,
+    };
+    if let Some(detail) = detail {
+        return match detail {
+            Some(detail) => axum::Json(detail).into_response(),
+            None => error(StatusCode::NOT_FOUND, format!("no board '{file}'")),
         };
     }
     match app.board(&file) {
@@ -261,6 +320,26 @@ fn authorized(headers: &HeaderMap, token: &str) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .is_some_and(|given| same_secret(given.trim().as_bytes(), token.as_bytes()))
+}
+
+/// The dashboard keeps the pasted token in this cookie, so that its page,
+/// its reads and its event stream (which cannot send a header) are live.
+pub const TOKEN_COOKIE: &str = "eboard_token";
+
+/// A read with the token (header or cookie) sees the boards live. The
+/// cookie gives reads only: an action needs the header, so another site
+/// cannot act through a browser that holds the cookie.
+fn reads_live(headers: &HeaderMap, token: &str) -> bool {
+    authorized(headers, token)
+        || headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|c| c.trim().split_once('='))
+            .any(|(name, value)| {
+                name == TOKEN_COOKIE && same_secret(value.trim().as_bytes(), token.as_bytes())
+            })
 }
 
 #[derive(Debug, Deserialize)]
@@ -387,7 +466,8 @@ async fn events(
     // the backlog only when the client has read the previous events, so a
     // client that does not read holds a few events, not the backlog.
     let (tx, rx) = tokio::sync::mpsc::channel(PAGE);
-    tokio::spawn(feed_stream(Arc::clone(&app.hub), after, tx, permit));
+    let hub = app.view(&headers).hub(&app.hub);
+    tokio::spawn(feed_stream(hub, after, tx, permit));
     let stream = tokio_stream::wrappers::ReceiverStream::new(rx).map(Ok::<Event, Infallible>);
     Sse::new(stream)
         .keep_alive(KeepAlive::default())
@@ -488,5 +568,22 @@ mod tests {
         h.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
         assert!(!authorized(&h, "abc"));
         assert!(!same_secret(b"ab", b"abc"));
+    }
+
+    #[test]
+    fn the_token_cookie_reads_live() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; eboard_token=abd"),
+        );
+        assert!(!reads_live(&h, "abc"));
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; eboard_token=abc"),
+        );
+        assert!(reads_live(&h, "abc"));
+        // The cookie does not authorise actions.
+        assert!(!authorized(&h, "abc"));
     }
 }

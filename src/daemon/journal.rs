@@ -22,6 +22,8 @@
 //!   (`<g>.<k>`, see [`super::hub`]).
 //! * `at`: the board's time in milliseconds (the script's time for a
 //!   simulated board, Unix time for a hardware board).
+//! * `wall` (optional): when the line was written, Unix time in ms; the
+//!   broadcast delay ([`super::delay`]) shows a line once it is old enough.
 //! * `type` and its fields: a board event (`setup`, `lift`, `place`,
 //!   `board`, `press`, `clock`, `flag`, `resign`, `draw`, `claim`,
 //!   `result`, `tag`), `tick` (time passed with no event and the engine read
@@ -68,6 +70,11 @@ pub struct JournalLine {
     pub g: u64,
     /// The board's time (ms).
     pub at: Millis,
+    /// When the daemon wrote the line (Unix time, ms): the broadcast delay
+    /// shows a line once it is this old by the delay. Absent from journals
+    /// written before it was recorded (such lines are old enough at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall: Option<u64>,
     /// What happened.
     #[serde(flatten)]
     pub entry: Entry,
@@ -359,6 +366,13 @@ impl Entry {
     pub fn is_board_event(&self) -> bool {
         matches!(self, Entry::Event(_))
     }
+}
+
+/// The present as a journal line's `wall`: Unix time in ms.
+pub fn wall_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl JournalLine {
@@ -731,6 +745,7 @@ mod tests {
             seq,
             g: seq * 10,
             at: seq * 100,
+            wall: None,
             entry,
         }
     }

@@ -29,7 +29,7 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 
-use super::{DaemonError, actor::BoardHandle, hub::Hub};
+use super::{DaemonError, actor::BoardHandle, delay::Delay, hub::Hub};
 
 /// lichess takes at most this many games per push, and a broadcast round
 /// shows at most this many boards.
@@ -136,6 +136,11 @@ pub struct LichessConfig {
     /// Or one broadcast round per slice of boards.
     #[serde(default)]
     pub slice: Vec<SliceConfig>,
+    /// Push the round live although the public broadcast is delayed: for
+    /// a lichess round that applies its own delay (a delay belongs in one
+    /// place only, or viewers wait twice).
+    #[serde(default)]
+    pub live: bool,
 }
 
 /// A `[[lichess.slice]]` entry.
@@ -165,6 +170,10 @@ pub struct LichessArgs {
     /// How long one push may take, in ms (default 15 000; for tests).
     #[arg(long, value_name = "MS", hide = true)]
     pub lichess_timeout_ms: Option<u64>,
+    /// Push live although `--broadcast-delay` delays the public broadcast
+    /// (for a lichess round with its own delay; `live = true` in [lichess]).
+    #[arg(long)]
+    pub lichess_live: bool,
 }
 
 /// One lichess round and the boards it shows (`None`: all).
@@ -193,6 +202,8 @@ pub struct LichessSettings {
     pub slices: Vec<Slice>,
     /// How long one push may take.
     pub timeout: Duration,
+    /// Push the live round even when the public broadcast is delayed.
+    pub live: bool,
 }
 
 impl fmt::Debug for LichessSettings {
@@ -202,6 +213,7 @@ impl fmt::Debug for LichessSettings {
             .field("url", &self.url)
             .field("slices", &self.slices)
             .field("timeout", &self.timeout)
+            .field("live", &self.live)
             .finish_non_exhaustive()
     }
 }
@@ -218,13 +230,15 @@ impl LichessSettings {
         args: &LichessArgs,
         boards: &[u32],
     ) -> Result<Option<LichessSettings>, DaemonError> {
-        let flagged = args.lichess_url.is_some()
+        let flagged = args.lichess_live
+            || args.lichess_url.is_some()
             || args.lichess_round.is_some()
             || args.lichess_token_file.is_some();
         if config.is_none() && !flagged {
             return Ok(None);
         }
         let config = config.cloned().unwrap_or_default();
+        let live = args.lichess_live || config.live;
         let url = args
             .lichess_url
             .clone()
@@ -292,6 +306,7 @@ impl LichessSettings {
             token,
             slices,
             timeout,
+            live,
         }))
     }
 }
@@ -401,7 +416,11 @@ fn now_ms() -> u64 {
 
 /// The PGN of the boards of a slice, in broadcast order (at most
 /// [`MAX_GAMES`] games), and how many games it holds.
-pub fn slice_pgn(boards: &[BoardHandle], set: Option<&BoardSet>) -> (String, usize) {
+pub fn slice_pgn(
+    boards: &[BoardHandle],
+    set: Option<&BoardSet>,
+    delay: Option<&Delay>,
+) -> (String, usize) {
     let mut text = String::new();
     let mut n = 0;
     for b in boards {
@@ -410,7 +429,10 @@ pub fn slice_pgn(boards: &[BoardHandle], set: Option<&BoardSet>) -> (String, usi
         }
         if set.is_none_or(|s| s.contains(b.id)) {
             // Each game ends with a blank line: games are separated by one.
-            text.push_str(&b.snapshot().pgn);
+            match delay {
+                Some(d) => text.push_str(&d.snapshot(b.id).map(|s| s.pgn).unwrap_or_default()),
+                None => text.push_str(&b.snapshot().pgn),
+            }
             n += 1;
         }
     }
@@ -538,8 +560,12 @@ pub fn spawn(
     settings: LichessSettings,
     boards: Arc<Vec<BoardHandle>>,
     hub: Arc<Hub>,
+    delay: Option<Arc<Delay>>,
     status: Arc<PushStatus>,
 ) -> Result<(), DaemonError> {
+    // Pushed live, the round is delayed by lichess or not at all.
+    let delay = delay.filter(|_| !settings.live);
+    let hub = delay.as_ref().map_or(hub, |d| Arc::clone(d.hub()));
     let client = reqwest::Client::builder()
         .user_agent(concat!("eboard/", env!("CARGO_PKG_VERSION")))
         .timeout(settings.timeout)
@@ -566,6 +592,7 @@ pub fn spawn(
             settings: Arc::clone(&settings),
             boards: Arc::clone(&boards),
             hub: Arc::clone(&hub),
+            delay: delay.clone(),
             status: Arc::clone(&status),
             stop: Arc::clone(&stop),
             alerted: HashSet::new(),
@@ -586,7 +613,11 @@ struct Pusher {
     client: reqwest::Client,
     settings: Arc<LichessSettings>,
     boards: Arc<Vec<BoardHandle>>,
+    /// The hub whose events wake the pusher: the delayed one when the
+    /// push is delayed.
     hub: Arc<Hub>,
+    /// The delayed view the push shows (`None`: live).
+    delay: Option<Arc<Delay>>,
     status: Arc<PushStatus>,
     /// Set, with lichess's reason, when lichess refused the token: every
     /// round stops.
@@ -609,7 +640,8 @@ impl Pusher {
                 return;
             }
             // Only the latest state is sent: it is read afresh each time.
-            let (body, games) = slice_pgn(&self.boards, slice.boards.as_ref());
+            let (body, games) =
+                slice_pgn(&self.boards, slice.boards.as_ref(), self.delay.as_deref());
             if games > 0 && pushed.as_deref() != Some(body.as_str()) {
                 let started = Instant::now();
                 match post(&self.client, &self.settings, &slice.round, body.clone()).await {
@@ -756,6 +788,7 @@ mod tests {
             lichess_round: Some(round.into()),
             lichess_token_file: Some(token.to_owned()),
             lichess_timeout_ms: None,
+            lichess_live: false,
         }
     }
 

@@ -233,6 +233,7 @@ pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
         probe: true,
         max_event_streams: super::http::MAX_EVENT_STREAMS,
         fresh_boards: Vec::new(),
+        broadcast_delay: std::time::Duration::ZERO,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

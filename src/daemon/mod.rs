@@ -21,6 +21,7 @@ pub mod board;
 pub mod central;
 pub mod commit;
 pub mod config;
+pub mod delay;
 pub mod demo;
 pub mod halls_load;
 pub mod http;
@@ -166,6 +167,9 @@ pub struct DaemonSpec {
     pub max_event_streams: usize,
     /// Boards whose missing journal starts afresh on purpose.
     pub fresh_boards: Vec<u32>,
+    /// The public broadcast shows the round as it stood this long ago
+    /// (zero: live).
+    pub broadcast_delay: std::time::Duration,
 }
 
 /// A running daemon.
@@ -189,6 +193,8 @@ pub struct Daemon {
     pub lichess: Arc<lichess::PushStatus>,
     /// What a clean stop waits for (`None`: nothing to drain).
     pub stopping: Option<Stopping>,
+    /// The delayed public view, when the broadcast is delayed.
+    pub delay: Option<Arc<delay::Delay>>,
 }
 
 /// What a clean stop of a daemon with journals waits for: the boards, then
@@ -410,6 +416,9 @@ impl Kept {
 /// A board's journal, replayed.
 struct Replayed {
     state: BoardState,
+    /// The board's state before the journal, and the journal's lines (for
+    /// the broadcast delay, which folds them again).
+    delayed: delay::DelayedBoard,
     /// Ready to append.
     journal: Journal,
     /// The events derived, named as they were live.
@@ -446,6 +455,7 @@ fn replay_journal(
         b.white.clone(),
         b.black.clone(),
     );
+    let fresh = state.clone();
     let simulated: &[TimedEvent] = match &b.feed {
         Feed::Simulated(events) => events,
         Feed::Live { .. } => &[],
@@ -486,6 +496,10 @@ fn replay_journal(
     Ok(Replayed {
         state,
         numbers: opened.lines.iter().map(|l| l.g).collect(),
+        delayed: delay::DelayedBoard {
+            fresh,
+            lines: opened.lines,
+        },
         journal: opened.journal,
         events: replayed,
         last_g: max_g,
@@ -516,6 +530,7 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         replayed,
         max_g,
         prepared,
+        delayed,
         manifest,
     } = open_journals(&spec, &dir, &manifest_path)?;
     let lock = Arc::new(std::sync::Mutex::new(lock));
@@ -527,7 +542,11 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
     }
     .spawn();
     let hub = Hub::new(replayed, max_g, spec.probe);
-    let opts = RunOptions { speed: spec.speed };
+    let delay = start_delay(spec.broadcast_delay, delayed, &hub, true);
+    let opts = RunOptions {
+        speed: spec.speed,
+        delay: delay.clone(),
+    };
     let (listener, addr) = bind(spec.listen).await?;
     let (committer, writers) = commit::start().map_err(|source| DaemonError::Io {
         path: PathBuf::from("<journal writer threads>"),
@@ -545,7 +564,9 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
     };
     let (boards, tasks): (Vec<BoardHandle>, Vec<_>) = prepared
         .into_iter()
-        .map(|(state, journal, feed)| actor::spawn(state, journal, shared.clone(), feed, opts))
+        .map(|(state, journal, feed)| {
+            actor::spawn(state, journal, shared.clone(), feed, opts.clone())
+        })
         .unzip();
     drop(shared);
     let boards = Arc::new(boards);
@@ -556,6 +577,7 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         &token,
         &spec.round,
         spec.max_event_streams,
+        delay.clone(),
     );
     Ok(Daemon {
         addr,
@@ -572,6 +594,7 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
             writers,
             manifest: (manifest_path, manifest),
         }),
+        delay,
     })
 }
 
@@ -580,6 +603,9 @@ struct Opened {
     replayed: Vec<Published>,
     max_g: u64,
     prepared: Vec<(BoardState, Journal, Feed)>,
+    /// Each board's state before its journal, and the journal's lines (for
+    /// the broadcast delay).
+    delayed: Vec<delay::DelayedBoard>,
     /// The list of journals, as written at this start.
     manifest: Manifest,
 }
@@ -599,6 +625,7 @@ fn open_journals(
     let mut replayed: Vec<Published> = Vec::new();
     let mut max_g = 0;
     let mut prepared = Vec::new();
+    let mut delayed = Vec::new();
     // A journal is created once: one missing from a data directory that
     // had it was deleted, and starting its board empty would lose its game
     // without a word.
@@ -636,6 +663,7 @@ fn open_journals(
                 seq: r.state.seq(),
             },
         );
+        delayed.push(r.delayed);
         prepared.push((r.state, r.journal, b.feed.clone()));
     }
     check_shared_numbers(&numbers)?;
@@ -649,8 +677,33 @@ fn open_journals(
         replayed,
         max_g,
         prepared,
+        delayed,
         manifest,
     })
+}
+
+/// The delayed public view of the boards (`None` without a delay),
+/// folded from their journals as it stands now, and releasing lines as
+/// their time comes.
+fn start_delay(
+    delay: std::time::Duration,
+    boards: Vec<delay::DelayedBoard>,
+    live: &Arc<Hub>,
+    analyses: bool,
+) -> Option<Arc<delay::Delay>> {
+    if delay.is_zero() {
+        return None;
+    }
+    let d = delay::Delay::new(
+        delay,
+        boards,
+        Arc::clone(live),
+        analyses,
+        journal::wall_now(),
+    );
+    d.spawn();
+    tracing::info!(delay_s = delay.as_secs(), "the public broadcast is delayed");
+    Some(d)
 }
 
 /// The data directory's list of the journals it has had.
@@ -824,6 +877,7 @@ fn serve_http(
     token: &str,
     round: &RoundInfo,
     max_event_streams: usize,
+    delay: Option<Arc<delay::Delay>>,
 ) -> Arc<lichess::PushStatus> {
     let lichess = Arc::new(lichess::PushStatus::default());
     let index: HashMap<u32, usize> = boards.iter().enumerate().map(|(i, b)| (b.id, i)).collect();
@@ -836,6 +890,7 @@ fn serve_http(
         streams: Arc::new(tokio::sync::Semaphore::new(max_event_streams)),
         max_streams: max_event_streams,
         lichess: Arc::clone(&lichess),
+        delay,
     };
     let router = http::router(app);
     tokio::spawn(server::serve(listener, router));
@@ -859,6 +914,16 @@ pub struct ServeArgs {
     /// live clients) may be open at once; more are answered 503.
     #[arg(long, default_value_t = http::MAX_EVENT_STREAMS, value_name = "N")]
     pub max_event_streams: usize,
+    /// The public broadcast (the PGN, `/boards`, `/events` and the
+    /// dashboard without the token, the lichess push) shows the round as
+    /// it stood this long ago: `90s`, `15m`, `1h` (overrides the
+    /// `[broadcast]` table's delay; default none).
+    #[arg(long, value_name = "DURATION", value_parser = parse_delay_arg)]
+    pub broadcast_delay: Option<std::time::Duration>,
+}
+
+fn parse_delay_arg(text: &str) -> Result<std::time::Duration, String> {
+    delay::parse_delay(text).map_err(|e| e.to_string())
 }
 
 /// `eboard run`: the daemon for one event round.
@@ -988,6 +1053,11 @@ pub fn spec_from_config(config: EventConfig, args: &RunArgs) -> Result<DaemonSpe
         probe: false,
         max_event_streams: args.serve.max_event_streams,
         fresh_boards: args.fresh_board.clone(),
+        broadcast_delay: args
+            .serve
+            .broadcast_delay
+            .or(config.broadcast.as_ref().and_then(|b| b.delay))
+            .unwrap_or_default(),
     })
 }
 
@@ -1147,6 +1217,7 @@ pub fn push_to_lichess(
         settings,
         Arc::clone(&daemon.boards),
         Arc::clone(&daemon.hub),
+        daemon.delay.clone(),
         Arc::clone(&daemon.lichess),
     )
 }

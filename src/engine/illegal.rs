@@ -263,6 +263,43 @@ fn unpromoted_pawn(pos: &Chess, sensed: &SensedBoard) -> Option<Move> {
     })
 }
 
+/// What the arbiter does after the penalty: restore the position before
+/// the illegal move, and what the player must then play. A press without a
+/// move touched nothing, so any legal move follows; a king released two
+/// squares along its rank must castle on that side when that is legal, or
+/// else make another king move (Art. 4.7.2); otherwise the piece touched
+/// must be moved (Art. 4.3).
+fn restore_ruling(
+    pos: &Chess,
+    kind: crate::alert::AlertKind,
+    castle: Option<(CastlingSide, Square)>,
+) -> String {
+    if kind == crate::alert::AlertKind::ClockWithoutMove {
+        return "restore the position before it; no piece was touched, so any legal move may follow (Art. 7.5.1, 7.5.3)".to_owned();
+    }
+    if let Some((side, king)) = castle {
+        let legal = pos.legal_moves().iter().any(|m| {
+            matches!(m, Move::Castle { king: k, .. } if *k == king)
+                && m.castling_side() == Some(side)
+        });
+        let name = match side {
+            CastlingSide::KingSide => "O-O",
+            CastlingSide::QueenSide => "O-O-O",
+        };
+        return if legal {
+            format!(
+                "restore the position before it; the king was released, so the player must castle {name} (Art. 7.5.1, 4.7.2)"
+            )
+        } else {
+            format!(
+                "restore the position before it; {name} is illegal, so the player must make another legal king move, castling on the other side included, or any legal move if the king has none (Art. 7.5.1, 4.7.2)"
+            )
+        };
+    }
+    "restore the position before it, then a move with the piece touched (Art. 7.5.1, 4.3)"
+        .to_owned()
+}
+
 /// The ruling for the `count`th illegal move by `offender` in `pos`, and
 /// the result when it ends the game (Art. 7.5.5, A.4.2, B.3).
 fn penalty(
@@ -270,7 +307,7 @@ fn penalty(
     pos: &Chess,
     offender: Color,
     count: u32,
-    restore: bool,
+    restore: Option<String>,
 ) -> (String, Option<Outcome>) {
     let article = rules.illegal_move_article();
     match rules.illegal_move_penalty(count) {
@@ -281,8 +318,9 @@ fn penalty(
                 side_name(!offender),
                 side_name(offender)
             );
-            if restore {
-                ruling.push_str("; restore the position before it, then a move with the piece touched (Art. 7.5.1, 4.3)");
+            if let Some(restore) = restore {
+                ruling.push_str("; ");
+                ruling.push_str(&restore);
             }
             (ruling, None)
         }
@@ -398,12 +436,19 @@ impl Engine {
             game.illegal_moves[offender] += 1;
             game.illegal_moves[offender]
         };
+        let what_next = restore.then(|| {
+            restore_ruling(
+                self.game().position(),
+                kind,
+                attempt.as_ref().and_then(|(a, _)| a.castle),
+            )
+        });
         let (ruling, ending) = penalty(
             self.config.rules(),
             self.game().position(),
             offender,
             count,
-            restore,
+            what_next,
         );
         self.alert(kind, Some(offender), message, Some(ruling));
         match ending {

@@ -242,6 +242,15 @@ pub(crate) struct SseReader {
 
 impl SseReader {
     pub(crate) fn open(addr: &str, last_event_id: Option<&str>) -> SseReader {
+        SseReader::open_with(addr, last_event_id, &[])
+    }
+
+    /// The same, with more request headers.
+    pub(crate) fn open_with(
+        addr: &str,
+        last_event_id: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> SseReader {
         let mut stream = connect(addr);
         stream
             .set_read_timeout(Some(Duration::from_millis(200)))
@@ -250,6 +259,9 @@ impl SseReader {
             format!("GET /events HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
         if let Some(id) = last_event_id {
             req.push_str(&format!("Last-Event-ID: {id}\r\n"));
+        }
+        for (k, v) in headers {
+            req.push_str(&format!("{k}: {v}\r\n"));
         }
         req.push_str("\r\n");
         stream.write_all(req.as_bytes()).unwrap();
@@ -1060,7 +1072,7 @@ fn issue_9_live_and_replayed_events_agree_across_displacement_and_undo() {
     if let Some(browser) = chromium() {
         let dom = dump_dom(&browser, dir.path(), &d.addr);
         assert!(
-            dom.contains("illegal_move: 2 minutes to black"),
+            dom.contains("Illegal move: 2 minutes to black"),
             "no ruling on the page:\n{dom}"
         );
     } else {

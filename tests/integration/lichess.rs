@@ -35,6 +35,8 @@ struct Push {
     body: String,
     /// What the stand-in answered (0: the client gave up before the answer).
     status: u16,
+    /// When it arrived.
+    at: Instant,
 }
 
 #[derive(Clone)]
@@ -145,6 +147,7 @@ async fn push(
         content_type: text(header::CONTENT_TYPE),
         body: body.clone(),
         status: 0,
+        at: Instant::now(),
     };
     let index = {
         let mut pushes = s.pushes.lock().unwrap();
@@ -611,4 +614,58 @@ fn issue_12_250_boards_push_in_three_slices_and_poll_by_slice() {
             .len(),
         250
     );
+}
+
+/// How many moves the games of a push hold in all.
+fn pushed_moves(p: &Push) -> usize {
+    read_games(p.body.as_bytes())
+        .map(|games| games.iter().map(|g| g.moves.len()).sum())
+        .unwrap_or(0)
+}
+
+/// Issue 36: with a broadcast delay the push shows the delayed round (no
+/// move before the delay has passed since the daemon started), and with
+/// `--lichess-live` (for a lichess round that delays by itself) the live
+/// one.
+#[test]
+fn issue_36_the_push_is_delayed_with_the_broadcast_or_live_when_asked() {
+    const DELAY: u64 = 10;
+    for live in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let token = token_file(dir.path(), "lip_secret", 0o600);
+        let lichess = Lichess::start("lip_secret", &[]);
+        let started = Instant::now();
+        let mut extra = vec!["--broadcast-delay", "10s"];
+        if live {
+            extra.push("--lichess-live");
+        }
+        let d = demo_pushing_to(&lichess, "4", &token, &extra);
+        let pushes = lichess.wait(60, |p| p.iter().any(|p| pushed_moves(p) > 0));
+        let first = pushes.iter().find(|p| pushed_moves(p) > 0).unwrap();
+        let after = first.at.duration_since(started);
+        if live {
+            assert!(
+                after < Duration::from_secs(DELAY - 1),
+                "live: the first move was pushed {after:?} after the start"
+            );
+            // The public reads stay delayed meanwhile.
+            let boards = d.json("/boards");
+            if started.elapsed() < Duration::from_secs(DELAY - 1) {
+                assert!(
+                    boards["boards"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|b| b["ply"] == 0),
+                    "{boards}"
+                );
+            }
+        } else {
+            assert!(
+                after >= Duration::from_secs(DELAY),
+                "delayed: a move was pushed {after:?} after the start"
+            );
+        }
+        check_pushes(&pushes);
+    }
 }

@@ -134,6 +134,7 @@ fn sample(path: &str) -> &'static str {
         "date" => "2026.01.01",
         "rules" => "standard",
         "boards" => "1-2",
+        "delay" => "15m",
         _ => "x",
     }
 }

@@ -7,7 +7,8 @@
 //! (`side` is white, black or none; a script without this line must raise no
 //! alert), `#! fen: <FEN>`, `#! completed: N` (moves completed),
 //! `#! clocks: 0:04:58 -` (`%clk` per move, `-` for none), `#! ruling: text`
-//! (some alert's ruling contains the text), `#! error: text`
+//! (some alert's ruling contains the text; `#! ruling-also: text` a second
+//! one, `#! ruling-not: text` none does), `#! error: text`
 //! (the script must fail with a message containing the text, naming the
 //! line given as `#! error-line: N`). `#! game` starts the expectations of the
 //! next game of the session; `#! games: N` is the number of games reported;
@@ -159,16 +160,24 @@ fn check(path: &std::path::Path) -> Result<(), String> {
                 return Err(format!("game {g}: fen {}, expected {fen}", game.fen()));
             }
         }
-        if let Some(text) = f.get("ruling")
-            && !game.alerts.iter().any(|a| {
-                a.ruling
-                    .as_deref()
-                    .is_some_and(|r| r.contains(text.as_str()))
-            })
+        let ruled = |text: &str| {
+            game.alerts
+                .iter()
+                .any(|a| a.ruling.as_deref().is_some_and(|r| r.contains(text)))
+        };
+        for key in ["ruling", "ruling-also"] {
+            if let Some(text) = f.get(key)
+                && !ruled(text)
+            {
+                return Err(format!(
+                    "game {g}: no alert has a ruling containing '{text}'"
+                ));
+            }
+        }
+        if let Some(text) = f.get("ruling-not")
+            && ruled(text)
         {
-            return Err(format!(
-                "game {g}: no alert has a ruling containing '{text}'"
-            ));
+            return Err(format!("game {g}: an alert's ruling contains '{text}'"));
         }
         if let Some(want) = f.get("sync") {
             let got = if i + 1 == engine.games().len() {

@@ -164,11 +164,12 @@ impl BoardState {
     /// the tick line the caller journals next is skipped.
     pub(super) fn tick_failed(&mut self, at: Millis, message: String) -> Vec<Payload> {
         let line = JournalLine {
+            round: None,
             seq: self.seq + 1,
             g: 0,
             at,
+            wall: None,
             entry: Entry::Tick,
-            round: None,
         };
         // Never a copy of the state the panic left.
         self.recovery.lines.push(line.clone());
@@ -252,11 +253,12 @@ mod tests {
             t += 400;
             let event = crate::script::parse_event(event).unwrap();
             let l = JournalLine {
+                round: None,
                 seq: state.seq() + 1,
                 g: 0,
                 at: t,
+                wall: None,
                 entry: Entry::from_event(&event),
-                round: None,
             };
             state.apply(&l)
         };
