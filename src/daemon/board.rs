@@ -602,7 +602,12 @@ impl BoardState {
                     self.notes
                         .push((self.engine.games().len() - 1, note.clone()));
                 }
-                self.push(ev(BoardEvent::Result(*result)), extra);
+                use crate::verdict::Verdict as Decided;
+                let event = match *result {
+                    Decided::Outcome(outcome) => BoardEvent::Result(outcome),
+                    Decided::Special(special) => BoardEvent::Special(special),
+                };
+                self.push(ev(event), extra);
             }
             Action::Undo => {
                 self.engine.undo_last_move(at);
@@ -760,7 +765,10 @@ impl BoardState {
                         "result",
                         json!({
                             "game": game,
-                            "result": outcome.as_str(),
+                            "result": match termination {
+                                crate::game::Termination::Special(s) => s.as_str(),
+                                _ => outcome.as_str(),
+                            },
                             "termination": termination.as_str(),
                             "note": note,
                         }),
@@ -904,7 +912,7 @@ impl BoardState {
             "completed": game.moves().iter().take_while(|m| m.completed_at.is_some()).count(),
             "last_move": last_move,
             "clock": self.clock.map(|(w, b)| json!({ "white": w, "black": b })),
-            "result": game.outcome().as_str(),
+            "result": game.verdict().as_str(),
             "termination": game.termination().map(|t| t.as_str()),
             "open_alerts": open,
             "seq": self.seq,
