@@ -350,10 +350,7 @@ impl Sim {
         // The engine says when it next has something to do with no event
         // (a state settles, displaced pieces are due): a quiet board is
         // read on time, not at its next event.
-        let tick = state
-            .engine()
-            .next_deadline()
-            .map(|t| t.max(state.last_at()));
+        let tick = state.next_deadline().map(|t| t.max(state.last_at()));
         match (tick, at) {
             (Some(t), Some(a)) if t < a => Some((self.wall(t), Step::Tick(t))),
             (Some(t), None) => Some((self.wall(t), Step::Tick(t))),
