@@ -161,6 +161,8 @@ pub enum BoardEvent {
     Claim(Color, ClaimKind, Option<UciMove>),
     /// The arbiter records a result (`*` for a game abandoned without one).
     Result(shakmaty::Outcome),
+    /// The arbiter records a forfeit or special score.
+    Special(crate::verdict::SpecialResult),
     /// A PGN tag for the current game (`White`, `Black`, `Event`, ...).
     Tag(String, String),
 }

@@ -46,6 +46,8 @@ pub enum Termination {
     IllegalMoves,
     /// The players signalled the result with both kings on the centre squares.
     ResultSignal,
+    /// A forfeit or special score the arbiter recorded.
+    Special(crate::verdict::SpecialResult),
 }
 
 impl Termination {
@@ -66,6 +68,8 @@ impl Termination {
             Termination::FiftyMoves => "fifty_moves",
             Termination::IllegalMoves => "illegal_moves",
             Termination::ResultSignal => "result_signal",
+            Termination::Special(s) if s.is_forfeit() => "forfeit",
+            Termination::Special(_) => "special_score",
         }
     }
 
@@ -86,6 +90,7 @@ impl Termination {
             Termination::FiftyMoves => "Fifty-move rule claimed (Art. 9.3)",
             Termination::IllegalMoves => "Illegal moves (Art. 7.5.5)",
             Termination::ResultSignal => "Result signalled with the kings on the centre squares",
+            Termination::Special(s) => s.describe(),
         }
     }
 }
@@ -267,6 +272,14 @@ impl Game {
     /// The result (`*` while the game goes on).
     pub fn outcome(&self) -> Outcome {
         self.outcome
+    }
+
+    /// The result, with a forfeit or special score told apart.
+    pub fn verdict(&self) -> crate::verdict::Verdict {
+        match self.termination {
+            Some(Termination::Special(s)) => crate::verdict::Verdict::Special(s),
+            _ => crate::verdict::Verdict::Outcome(self.outcome),
+        }
     }
 
     /// How the game ended, once it has.
@@ -472,6 +485,10 @@ impl Game {
                     self.outcome
                 } else {
                     Outcome::Unknown
+                },
+                special: match self.termination {
+                    Some(Termination::Special(s)) if last && complete => Some(s),
+                    _ => None,
                 },
                 final_comment,
             };

@@ -36,6 +36,7 @@ pub mod script;
 pub mod sensed;
 pub mod simulate;
 pub mod transport;
+pub mod verdict;
 pub mod virtual_board;
 pub mod winnability;
 

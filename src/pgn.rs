@@ -38,8 +38,19 @@ pub struct PgnGame {
     /// The moves played.
     pub moves: Vec<PgnMove>,
     pub result: Outcome,
+    /// A forfeit or special score, which sets the `Result` value and the
+    /// termination marker instead of `result`.
+    pub special: Option<crate::verdict::SpecialResult>,
     /// A comment after the last move (how the game ended).
     pub final_comment: Option<String>,
+}
+
+impl PgnGame {
+    /// The `Result` value and termination marker.
+    pub fn result_text(&self) -> &'static str {
+        self.special
+            .map_or_else(|| self.result.as_str(), |s| s.pgn_result())
+    }
 }
 
 /// The longest line the writer produces (the PGN export format's limit).
@@ -66,7 +77,7 @@ pub fn write_pgn(game: &PgnGame) -> String {
 
     for (name, default) in SEVEN_TAG_ROSTER {
         let value = if name == "Result" {
-            game.result.as_str()
+            game.result_text()
         } else {
             game.tags
                 .iter()
@@ -160,7 +171,7 @@ fn movetext_tokens(game: &PgnGame) -> Vec<String> {
     if let Some(comment) = &game.final_comment {
         push_comment(&mut tokens, comment);
     }
-    tokens.push(game.result.as_str().to_owned());
+    tokens.push(game.result_text().to_owned());
     tokens
 }
 
@@ -590,6 +601,7 @@ mod tests {
             setup: game.setup.clone(),
             moves,
             result: game.result,
+            special: None,
             final_comment: None,
         }
     }
@@ -631,6 +643,7 @@ mod tests {
             setup: None,
             moves,
             result: white_wins(),
+            special: None,
             final_comment: Some("Checkmate".to_owned()),
         };
         let expected = "\
@@ -665,6 +678,7 @@ mod tests {
             setup: Some(fen("4r1k1/5ppp/8/8/8/8/5PPP/R5K1 b - - 0 17")),
             moves,
             result: black_wins(),
+            special: None,
             final_comment: None,
         };
         let expected = "\
@@ -707,6 +721,7 @@ mod tests {
             setup: None,
             moves: Vec::new(),
             result: Outcome::Unknown,
+            special: None,
             final_comment: None,
         };
         let expected = "\
@@ -749,6 +764,7 @@ mod tests {
             setup: None,
             moves,
             result: Outcome::Unknown,
+            special: None,
             final_comment: Some("stopped {here}".to_owned()),
         };
         // The first movetext line is 77 columns: the clock of Nc6 does not fit.
@@ -783,6 +799,7 @@ mod tests {
             setup: None,
             moves,
             result: Outcome::Known(KnownOutcome::Draw),
+            special: None,
             final_comment: Some(format!("{} end", "x".repeat(100))),
         };
         let text = write_pgn(&game);
@@ -1117,6 +1134,7 @@ mod tests {
                 setup: setup.clone(),
                 moves,
                 result: Outcome::Unknown,
+                special: None,
                 final_comment: None,
             };
             let text = write_pgn(&game);

@@ -8,6 +8,7 @@
 //! result: `1`, `0` or `=` in the round's column of both players, and the
 //! points column brought up to date.
 
+use crate::verdict::Verdict;
 use std::{
     fmt::Write as _,
     path::{Path, PathBuf},
@@ -82,15 +83,15 @@ pub struct BoardResult {
     /// The players.
     pub black: Player,
     /// The result (`Unknown`: not finished, or no record).
-    pub outcome: Outcome,
+    pub outcome: Verdict,
 }
 
 /// The result of the game the broadcast shows on `board`, from its
 /// journal (`Unknown` without a journal).
-pub fn board_outcome(data_dir: &Path, board: u32) -> Result<Outcome, ResultsError> {
+pub fn board_outcome(data_dir: &Path, board: u32) -> Result<Verdict, ResultsError> {
     let path = data_dir.join("boards").join(format!("{board}.jsonl"));
     if !path.exists() {
-        return Ok(Outcome::Unknown);
+        return Ok(Verdict::Outcome(Outcome::Unknown));
     }
     let opened = Journal::open(&path).map_err(|e| ResultsError::Journal(e.to_string()))?;
     let round = Arc::new(RoundInfo {
@@ -110,7 +111,7 @@ pub fn board_outcome(data_dir: &Path, board: u32) -> Result<Outcome, ResultsErro
     for line in &opened.lines {
         let _ = state.apply(line);
     }
-    Ok(state.round_game().outcome())
+    Ok(state.round_game().verdict())
 }
 
 /// The round's results, board by board.
@@ -142,8 +143,13 @@ pub fn collect(
         .collect()
 }
 
-/// The TRF result code of `side` in a game that ended in `outcome`.
-pub fn code(outcome: Outcome, side: Color) -> char {
+/// The TRF result code of `side` in a game that ended in `verdict`
+/// (TRF-16: `+`/`-` for a forfeit, `=` for a half point).
+pub fn code(verdict: Verdict, side: Color) -> char {
+    let outcome = match verdict {
+        Verdict::Special(special) => return special.trf_code(side),
+        Verdict::Outcome(outcome) => outcome,
+    };
     match outcome {
         Outcome::Known(shakmaty::KnownOutcome::Decisive { winner }) if winner == side => '1',
         Outcome::Known(shakmaty::KnownOutcome::Decisive { .. }) => '0',
@@ -233,10 +239,7 @@ pub fn to_csv(results: &[BoardResult]) -> String {
     let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     let mut out = String::from("board,white,black,result\n");
     for b in results {
-        let result = match b.outcome {
-            Outcome::Unknown => "*".to_owned(),
-            o => o.to_string(),
-        };
+        let result = b.outcome.as_str();
         let _ = writeln!(
             out,
             "{},{},{},{result}",
@@ -261,7 +264,7 @@ pub fn run(args: &ResultsArgs) -> Result<String, ResultsError> {
     let results = collect(&args.data_dir, &args.trf, &text, args.round)?;
     let open: Vec<String> = results
         .iter()
-        .filter(|b| b.outcome == Outcome::Unknown)
+        .filter(|b| b.outcome.is_unknown())
         .map(|b| b.board.to_string())
         .collect();
     if !open.is_empty() && !args.partial {
@@ -292,5 +295,32 @@ mod tests {
         let out = put_round(&line, 3, 4, 'w', '1');
         assert_eq!(&out[80..84], " 2.5");
         assert_eq!(&out[111..119], "   4 w 1");
+    }
+
+    /// TRF-16: `+`/`-` forfeit win/loss count 1/0; `=` a half point.
+    #[test]
+    fn special_results_get_the_trf16_codes_and_points() {
+        use crate::verdict::SpecialResult;
+        let line = format!(
+            "001    1 mGM  {:<33} 2700 NOR {:>11} {:<10} {:>4}",
+            "A, B", 1, "", "0.0"
+        );
+        let forfeit = Verdict::Special(SpecialResult::WhiteByForfeit);
+        let out = put_round(&line, 1, 2, 'w', code(forfeit, Color::White));
+        assert_eq!(&out[91..99], "   2 w +");
+        assert_eq!(&out[80..84], " 1.0");
+        let out = put_round(&line, 1, 2, 'b', code(forfeit, Color::Black));
+        assert_eq!(&out[91..99], "   2 b -");
+        assert_eq!(&out[80..84], " 0.0");
+        let half = Verdict::Special(SpecialResult::HalfZero);
+        let out = put_round(&line, 1, 2, 'w', code(half, Color::White));
+        assert_eq!(&out[91..99], "   2 w =");
+        assert_eq!(&out[80..84], " 0.5");
+        assert_eq!(code(half, Color::Black), '0');
+        let double = Verdict::Special(SpecialResult::DoubleForfeit);
+        assert_eq!(
+            (code(double, Color::White), code(double, Color::Black)),
+            ('-', '-')
+        );
     }
 }

@@ -24,11 +24,12 @@
 
 use std::fmt::Write as _;
 
-use shakmaty::{CastlingMode, Chess, Color, Outcome, Piece, Square, fen::Fen, uci::UciMove};
+use shakmaty::{CastlingMode, Chess, Color, Piece, Square, fen::Fen, uci::UciMove};
 
 use crate::event::{
     BoardEvent, ClaimKind, Millis, Scan, Sensed, TimedEvent, format_clock, parse_clock, side_name,
 };
+use crate::verdict::Verdict;
 
 /// The gap a line without a timestamp gets after the previous event line.
 pub const DEFAULT_GAP_MS: Millis = 250;
@@ -172,10 +173,16 @@ pub fn parse_event(text: &str) -> Result<BoardEvent, String> {
             parse_claim(&args)
         }
         "result" => {
-            arity(1, 1, "result 1-0|0-1|1/2-1/2|*")?;
-            let outcome = Outcome::from_ascii(args[0].as_bytes())
-                .map_err(|_| format!("expected 1-0, 0-1, 1/2-1/2 or *, found '{}'", args[0]))?;
-            Ok(BoardEvent::Result(outcome))
+            arity(1, 1, "result 1-0|0-1|1/2-1/2|*|+/-|-/+|-/-|0-0|1/2-0|0-1/2")?;
+            match Verdict::parse(args[0]) {
+                Some(Verdict::Outcome(outcome)) => Ok(BoardEvent::Result(outcome)),
+                Some(Verdict::Special(special)) => Ok(BoardEvent::Special(special)),
+                None => Err(format!(
+                    "expected {}, found '{}'",
+                    crate::verdict::EXPECTED,
+                    args[0]
+                )),
+            }
         }
         "tag" => parse_tag(&args),
         other => Err(format!(
@@ -318,6 +325,7 @@ pub fn format_event(event: &BoardEvent) -> String {
             s
         }
         BoardEvent::Result(outcome) => format!("result {}", outcome.as_str()),
+        BoardEvent::Special(special) => format!("result {}", special.as_str()),
         BoardEvent::Tag(name, value) => {
             // A value is one line and must not start a comment.
             let value: String = value

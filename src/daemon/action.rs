@@ -2,7 +2,8 @@
 //! journal records of it.
 
 use serde::{Deserialize, Serialize};
-use shakmaty::Outcome;
+
+use crate::verdict::Verdict;
 
 use super::config::Player;
 pub use crate::event::Side;
@@ -23,12 +24,13 @@ pub enum Action {
     /// A player's flag fell.
     Flag { side: Side },
     /// The arbiter decides the result (`1-0`, `0-1`, `1/2-1/2`, or `*` for a
-    /// game abandoned without one), with a note saying why.
+    /// game abandoned without one; the forfeits `+/-`, `-/+`, `-/-`; the
+    /// special scores `0-0`, `1/2-0`, `0-1/2`), with a note saying why.
     Result {
         /// The result; anything else is refused where the action is read
         /// (the request, or the journal on restart).
-        #[serde(with = "crate::event::result_text")]
-        result: Outcome,
+        #[serde(with = "crate::verdict::verdict_text")]
+        result: Verdict,
         /// Why.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,

@@ -29,6 +29,10 @@ use super::{
     journal::{Connection, Entry, JournalLine, JournalState},
 };
 
+/// How long a move completed by a press waits for the clock's next report
+/// before it is published with the time known (event time, ms).
+const CLOCK_WAIT_MS: Millis = 1000;
+
 /// What the whole round shares: the broadcast tags.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoundInfo {
@@ -131,6 +135,10 @@ pub struct BoardState {
     recovery: recover::Recovery,
     /// The broadcast PGN needs to be written again.
     pgn_dirty: bool,
+    /// A move a clock press completed, held back from the broadcast until
+    /// the clock's next report gives its time (game, ply, and the event
+    /// time after which it goes out with what is known).
+    awaiting_clock: Option<(usize, usize, Millis)>,
     /// The round game and how many of its moves the broadcast PGN showed
     /// when it was last made: a move held back for a verdict is never one
     /// already shown.
@@ -180,6 +188,7 @@ impl BoardState {
             family: None,
             recovery: recover::Recovery::from_env(),
             pgn_dirty: true,
+            awaiting_clock: None,
             shown: (0, 0),
             pgn: Arc::from(""),
         };
@@ -334,6 +343,7 @@ impl BoardState {
                 }
                 if let BoardEvent::Clock(white, black) = *event {
                     self.clock = Some((white, black));
+                    self.awaiting_clock = None;
                     extra.push(self.payload("clock", json!({ "white": white, "black": black })));
                 }
                 let event = event.clone();
@@ -342,6 +352,13 @@ impl BoardState {
         }
         self.seq = line.seq;
         self.last_at = self.last_at.max(line.at);
+        if self
+            .awaiting_clock
+            .is_some_and(|(_, _, due)| due <= self.last_at)
+        {
+            self.awaiting_clock = None;
+            self.pgn_dirty = true;
+        }
         self.derive(&mut out);
         out.append(&mut extra);
         out
@@ -354,7 +371,15 @@ impl BoardState {
     /// before publishing them, so that a replay reads the board at the same
     /// moment.
     pub fn tick(&mut self, at: Millis) -> Option<Vec<Payload>> {
-        if self.next_deadline().is_none_or(|due| due > at) {
+        if self.awaiting_clock.is_some_and(|(_, _, due)| due <= at) {
+            self.awaiting_clock = None;
+            self.pgn_dirty = true;
+            self.last_at = self.last_at.max(at);
+            if self.engine_due().is_none_or(|due| due > at) {
+                return Some(Vec::new());
+            }
+        }
+        if self.engine_due().is_none_or(|due| due > at) {
             return None;
         }
         let ticked = catch(|| {
@@ -364,6 +389,16 @@ impl BoardState {
             out
         });
         Some(ticked.unwrap_or_else(|message| self.tick_failed(at, message)))
+    }
+
+    /// When [`BoardState::tick`] next has something to do: the engine's
+    /// deadline, or the end of the wait for a clock report.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        let awaiting = self.awaiting_clock.map(|(_, _, due)| due);
+        match (self.engine_due(), awaiting) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Notes a `tick` line that [`BoardState::tick`] already applied.
@@ -445,7 +480,11 @@ impl BoardState {
             // After a flag fall or resignation waiting for its result, later
             // moves may be void.
             let ended = game.pending_mate.map(|pending| pending.ply);
-            let held = [waiting, ended]
+            let clock = self
+                .awaiting_clock
+                .filter(|&(g, _, due)| g == self.round_game && self.last_at < due)
+                .map(|(_, ply, _)| ply - 1);
+            let held = [waiting, ended, clock]
                 .into_iter()
                 .flatten()
                 .fold(completed, usize::min);
@@ -626,7 +665,12 @@ impl BoardState {
                     self.notes
                         .push((self.engine.games().len() - 1, note.clone()));
                 }
-                self.push(ev(BoardEvent::Result(*result)), extra);
+                use crate::verdict::Verdict as Decided;
+                let event = match *result {
+                    Decided::Outcome(outcome) => BoardEvent::Result(outcome),
+                    Decided::Special(special) => BoardEvent::Special(special),
+                };
+                self.push(ev(event), extra);
             }
             Action::Undo => {
                 self.engine.undo_last_move(at);
@@ -738,6 +782,12 @@ impl BoardState {
                     if game == self.round_game {
                         self.pgn_dirty = true;
                     }
+                    // A press completes the move before the clock reports the
+                    // mover's time (some 37 ms later): wait for it, at most
+                    // 1 s of event time, rather than publish the stale one.
+                    if self.clock.is_some() && !g.is_over() {
+                        self.awaiting_clock = Some((game, ply, self.last_at + CLOCK_WAIT_MS));
+                    }
                     out.push(self.payload(
                         "completed",
                         json!({ "game": game, "ply": ply, "clock": clock }),
@@ -784,7 +834,10 @@ impl BoardState {
                         "result",
                         json!({
                             "game": game,
-                            "result": outcome.as_str(),
+                            "result": match termination {
+                                crate::game::Termination::Special(s) => s.as_str(),
+                                _ => outcome.as_str(),
+                            },
                             "termination": termination.as_str(),
                             "note": note,
                         }),
@@ -929,7 +982,7 @@ impl BoardState {
             "completed": game.moves().iter().take_while(|m| m.completed_at.is_some()).count(),
             "last_move": last_move,
             "clock": self.clock.map(|(w, b)| json!({ "white": w, "black": b })),
-            "result": game.outcome().as_str(),
+            "result": game.verdict().as_str(),
             "termination": game.termination().map(|t| t.as_str()),
             "open_alerts": open,
             "seq": self.seq,
@@ -1165,6 +1218,45 @@ mod tests {
         assert!(!snap.pgn.contains("Nf3"));
         assert_eq!(snap.summary["ply"], 3);
         assert_eq!(snap.summary["completed"], 2);
+    }
+
+    const PRESSED: &str =
+        "@0 clock 0:05:00 0:05:00\n@1000 lift e2\n@1300 place e4\n@1500 press white\n";
+
+    /// Issue 36: the press completes e4 37 ms before the clock reports
+    /// White's time after it; the broadcast never shows e4 with the time
+    /// from before the press.
+    #[test]
+    fn issue_36_a_pressed_move_is_published_with_the_clock_report_after_the_press() {
+        let mut s = state();
+        feed(&mut s, PRESSED);
+        let snap = s.snapshot();
+        assert!(!snap.pgn.contains("e4"), "{}", snap.pgn);
+        feed(&mut s, "@1537 clock 0:04:58 0:05:00\n");
+        let snap = s.snapshot();
+        assert!(
+            snap.pgn.contains("1. e4 {[%clk 0:04:58]} *"),
+            "{}",
+            snap.pgn
+        );
+    }
+
+    /// Issue 36: no report within 1 s of event time: the move goes out with
+    /// the time known.
+    #[test]
+    fn issue_36_a_pressed_move_without_a_clock_report_goes_out_after_one_second() {
+        let mut s = state();
+        feed(&mut s, PRESSED);
+        assert_eq!(s.next_deadline(), Some(1500 + 1000));
+        s.tick(1500 + 999);
+        assert!(!s.snapshot().pgn.contains("e4"));
+        assert!(s.tick(1500 + 1000).is_some());
+        let snap = s.snapshot();
+        assert!(
+            snap.pgn.contains("1. e4 {[%clk 0:05:00]} *"),
+            "{}",
+            snap.pgn
+        );
     }
 
     #[test]

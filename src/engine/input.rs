@@ -63,7 +63,10 @@ impl Engine {
                 self.flush();
                 if matches!(
                     other,
-                    BoardEvent::Resign(_) | BoardEvent::Draw | BoardEvent::Result(_)
+                    BoardEvent::Resign(_)
+                        | BoardEvent::Draw
+                        | BoardEvent::Result(_)
+                        | BoardEvent::Special(_)
                 ) && (self.hand_awaited
                     || self.scanned && !self.sensed.shows_position(self.game().position()))
                 {
@@ -198,6 +201,9 @@ impl Engine {
                     Termination::Abandoned
                 };
                 self.end_game(*outcome, termination, t);
+            }
+            BoardEvent::Special(special) => {
+                self.end_game(special.outcome(), Termination::Special(*special), t);
             }
             BoardEvent::Claim(color, kind, mv) => self.claim(*color, *kind, mv.as_ref(), t),
             BoardEvent::Setup(fen) => self.setup(fen, t)?,

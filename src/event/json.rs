@@ -8,6 +8,7 @@ use shakmaty::{Color, Outcome, Piece, Square, fen::Fen, uci::UciMove};
 
 use super::{BoardEvent, ClaimKind, Seconds};
 use crate::script::parse_scan;
+use crate::verdict::Verdict;
 
 /// A side, as JSON writes it (`"white"`, `"black"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -98,8 +99,8 @@ pub(super) enum Wire {
         uci: Option<String>,
     },
     Result {
-        #[serde(with = "result_text")]
-        result: Outcome,
+        #[serde(with = "crate::verdict::verdict_text")]
+        result: Verdict,
     },
     Tag {
         name: String,
@@ -135,7 +136,12 @@ impl From<BoardEvent> for Wire {
                 claim: kind.as_str().to_owned(),
                 uci: mv.map(|m| m.to_string()),
             },
-            BoardEvent::Result(result) => Wire::Result { result },
+            BoardEvent::Result(result) => Wire::Result {
+                result: Verdict::Outcome(result),
+            },
+            BoardEvent::Special(special) => Wire::Result {
+                result: Verdict::Special(special),
+            },
             BoardEvent::Tag(name, value) => Wire::Tag { name, value },
         }
     }
@@ -188,7 +194,12 @@ impl TryFrom<Wire> for BoardEvent {
                     .transpose()?;
                 BoardEvent::Claim(side.into(), kind, mv)
             }
-            Wire::Result { result } => BoardEvent::Result(result),
+            Wire::Result {
+                result: Verdict::Outcome(result),
+            } => BoardEvent::Result(result),
+            Wire::Result {
+                result: Verdict::Special(special),
+            } => BoardEvent::Special(special),
             Wire::Tag { name, value } => BoardEvent::Tag(name, value),
         })
     }

@@ -120,14 +120,23 @@ fn check(path: &std::path::Path) -> Result<(), String> {
             }
         }
         if let Some(result) = f.get("result")
-            && game.outcome().as_str() != result
+            && game.verdict().as_str() != result
         {
             {
                 return Err(format!(
                     "game {g}: result {}, expected {result}",
-                    game.outcome()
+                    game.verdict().as_str()
                 ));
             }
+        }
+        // The PGN `Result` value (lichess's forms for special results).
+        if let Some(result) = f.get("pgn_result")
+            && !game.to_pgn().contains(&format!("[Result \"{result}\"]"))
+        {
+            return Err(format!(
+                "game {g}: PGN has no [Result \"{result}\"]:\n{}",
+                game.to_pgn()
+            ));
         }
         if let Some(t) = f.get("termination") {
             let got = game.termination().map_or("none", |t| t.as_str());

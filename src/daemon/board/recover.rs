@@ -75,7 +75,7 @@ impl BoardState {
 
     /// When the engine next has something to do with no new event, unless
     /// that failed already.
-    pub fn next_deadline(&self) -> Option<Millis> {
+    pub(super) fn engine_due(&self) -> Option<Millis> {
         let due = self.engine.next_deadline()?;
         match self.recovery.stalled {
             Some(stalled) if due <= stalled => None,
