@@ -275,6 +275,44 @@ fn replay(
     Ok(())
 }
 
+/// `eboard simulate`: every game of a PGN file as a board script, made by
+/// the simulator or (`physics`) the board-physics generator.
+fn simulate_file(
+    file: &PathBuf,
+    opts: &SimOptions,
+    physics: bool,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let write_err = |e: io::Error| Failure::input(format!("writing output: {e}"));
+    let (name, text) = read_input(file, "PGN file")?;
+    let games = read_games(text.as_bytes()).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+    if physics {
+        let physics = PhysicsOptions {
+            seed: opts.seed,
+            occupancy: opts.occupancy,
+            clock: opts.clock,
+            scan_ms: opts.hostile.scan_ms,
+            blips: opts.hostile.blips,
+            slow_hands: opts.hostile.slow_hands,
+            outages: opts.hostile.outages,
+            rotated: opts.hostile.rotated,
+            ..PhysicsOptions::default()
+        };
+        let session = simulate::physics::physics(&games, &physics);
+        eprintln!("{}", session.report.summary());
+        return out
+            .write_all(write_script(&session.events).as_bytes())
+            .map_err(write_err);
+    }
+    // The simulator works on the whole file at once: a spinner shows it is
+    // at work.
+    let bar = crate::progress::bar(None, &format!("simulating {} game(s)", games.len()));
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let script = write_script(&simulate(&games, opts));
+    bar.finish_and_clear();
+    out.write_all(script.as_bytes()).map_err(write_err)
+}
+
 fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
     let write_err = |e: io::Error| Failure::input(format!("writing output: {e}"));
     match cli.command {
@@ -310,27 +348,6 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
             hostile,
             physics,
         } => {
-            let (name, text) = read_input(&file, "PGN file")?;
-            let games =
-                read_games(text.as_bytes()).map_err(|e| Failure::input(format!("{name}: {e}")))?;
-            if physics {
-                let opts = PhysicsOptions {
-                    seed,
-                    occupancy,
-                    clock,
-                    scan_ms: scan_ms.or(hostile.then_some(700)),
-                    blips: blips || hostile,
-                    slow_hands: slow_hands || hostile,
-                    outages: outages || hostile,
-                    rotated: rotated || hostile,
-                    ..PhysicsOptions::default()
-                };
-                let session = simulate::physics::physics(&games, &opts);
-                eprintln!("{}", session.report.summary());
-                out.write_all(write_script(&session.events).as_bytes())
-                    .map_err(write_err)?;
-                return Ok(0);
-            }
             let opts = SimOptions {
                 seed,
                 occupancy,
@@ -344,13 +361,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<u8, Failure> {
                     rotated: rotated || hostile,
                 },
             };
-            // The simulator works on the whole file at once: a spinner
-            // shows it is at work.
-            let bar = crate::progress::bar(None, &format!("simulating {} game(s)", games.len()));
-            bar.enable_steady_tick(std::time::Duration::from_millis(200));
-            let script = write_script(&simulate(&games, &opts));
-            bar.finish_and_clear();
-            out.write_all(script.as_bytes()).map_err(write_err)?;
+            simulate_file(&file, &opts, physics, out)?;
         }
         Command::Ports(args) => {
             crate::transport::ports::run(&args, out).map_err(|e| Failure(e.to_string(), 1))?;

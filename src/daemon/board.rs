@@ -258,68 +258,11 @@ impl BoardState {
                 self.connection = *state;
                 extra.push(self.payload("connection", json!({ "state": self.shown_connection() })));
             }
-            Entry::Journal { state, message } => {
-                match state {
-                    JournalState::Failed => {
-                        self.journal_failed = Some(message.clone());
-                        self.raise(
-                            "journal_failed".to_owned(),
-                            None,
-                            format!(
-                                "board {}: the journal cannot be written ({message}); the board takes no input and refuses actions until it can, and retries by itself",
-                                self.id
-                            ),
-                            Some("check the disk (space, permissions) and the data directory".to_owned()),
-                            &mut extra,
-                        );
-                    }
-                    JournalState::Restored => self.journal_failed = None,
-                }
-                extra.push(self.payload(
-                    "connection",
-                    json!({ "state": self.shown_connection(), "journal": message }),
-                ));
-            }
+            Entry::Journal { state, message } => self.journal_state(*state, message, &mut extra),
             Entry::Alert { kind, message } => {
                 self.raise(kind.clone(), None, message.clone(), None, &mut extra);
             }
-            Entry::DeadVerdict {
-                game,
-                ply,
-                position,
-                dead,
-                skipped,
-            } => {
-                let position = position.as_deref();
-                if *skipped {
-                    self.engine.skip_dead_check(*game, *ply, position);
-                } else {
-                    let verdict = match dead {
-                        Some(true) => Verdict::Yes,
-                        Some(false) => Verdict::No,
-                        None => Verdict::Unknown,
-                    };
-                    self.engine
-                        .apply_dead_verdict(*game, *ply, position, verdict, line.at);
-                }
-                // The moves held back for the verdict may go out now.
-                self.pgn_dirty = true;
-            }
-            Entry::MateVerdict {
-                game,
-                ply,
-                position,
-                can_mate,
-            } => {
-                let verdict = match can_mate {
-                    Some(true) => Verdict::Yes,
-                    Some(false) => Verdict::No,
-                    None => Verdict::Unknown,
-                };
-                self.engine
-                    .apply_mate_verdict(*game, *ply, position.as_deref(), verdict, line.at);
-                self.pgn_dirty = true;
-            }
+            Entry::DeadVerdict { .. } | Entry::MateVerdict { .. } => self.verdict(line),
             Entry::Action { action } => {
                 self.apply_action(action, line.at, &mut extra);
                 self.actions.push(ActionRecord {
@@ -362,6 +305,73 @@ impl BoardState {
         self.derive(&mut out);
         out.append(&mut extra);
         out
+    }
+
+    /// The journal failed or works again: the board says so.
+    fn journal_state(&mut self, state: JournalState, message: &str, extra: &mut Vec<Payload>) {
+        match state {
+            JournalState::Failed => {
+                self.journal_failed = Some(message.to_owned());
+                self.raise(
+                    "journal_failed".to_owned(),
+                    None,
+                    format!(
+                        "board {}: the journal cannot be written ({message}); the board takes no input and refuses actions until it can, and retries by itself",
+                        self.id
+                    ),
+                    Some("check the disk (space, permissions) and the data directory".to_owned()),
+                    extra,
+                );
+            }
+            JournalState::Restored => self.journal_failed = None,
+        }
+        extra.push(self.payload(
+            "connection",
+            json!({ "state": self.shown_connection(), "journal": message }),
+        ));
+    }
+
+    /// A full analysis's verdict, journaled when it came back.
+    fn verdict(&mut self, line: &JournalLine) {
+        let verdict = |v: Option<bool>| match v {
+            Some(true) => Verdict::Yes,
+            Some(false) => Verdict::No,
+            None => Verdict::Unknown,
+        };
+        match &line.entry {
+            Entry::DeadVerdict {
+                game,
+                ply,
+                position,
+                dead,
+                skipped,
+            } => {
+                let position = position.as_deref();
+                if *skipped {
+                    self.engine.skip_dead_check(*game, *ply, position);
+                } else {
+                    self.engine
+                        .apply_dead_verdict(*game, *ply, position, verdict(*dead), line.at);
+                }
+            }
+            Entry::MateVerdict {
+                game,
+                ply,
+                position,
+                can_mate,
+            } => {
+                self.engine.apply_mate_verdict(
+                    *game,
+                    *ply,
+                    position.as_deref(),
+                    verdict(*can_mate),
+                    line.at,
+                );
+            }
+            _ => return,
+        }
+        // The moves held back for the verdict may go out now.
+        self.pgn_dirty = true;
     }
 
     /// Lets time pass to `at` without journaling anything, if the engine

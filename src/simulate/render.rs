@@ -320,22 +320,7 @@ impl Scanner<'_> {
                 &self.marks[plies.start + k - 1].after
             }
         };
-        let interval = |k: usize| {
-            let from = if k == 0 {
-                game.start_time
-            } else {
-                self.marks[plies.start + k - 1].settled
-            };
-            let to = if k < n {
-                self.marks[plies.start + k].move_start
-            } else {
-                self.games
-                    .iter()
-                    .find(|g| g.start_time > from)
-                    .map_or(Millis::MAX, |g| g.start_time)
-            };
-            from..to
-        };
+        let interval = |k: usize| self.standing(game, k);
         let seen: Vec<usize> = (0..=n)
             .filter(|&k| {
                 let want = self.reading(pos_at(k));
@@ -406,6 +391,27 @@ impl Scanner<'_> {
                 forced.insert(interval(k).start);
             }
         }
+    }
+
+    /// When the position after the game's `k`th ply stands on the board:
+    /// from when that ply settled to when the next move starts (or the next
+    /// game does).
+    fn standing(&self, game: &GameMark, k: usize) -> std::ops::Range<Millis> {
+        let plies = &game.plies;
+        let from = if k == 0 {
+            game.start_time
+        } else {
+            self.marks[plies.start + k - 1].settled
+        };
+        let to = if k < plies.len() {
+            self.marks[plies.start + k].move_start
+        } else {
+            self.games
+                .iter()
+                .find(|g| g.start_time > from)
+                .map_or(Millis::MAX, |g| g.start_time)
+        };
+        from..to
     }
 
     /// Whether the ply after mark index `first` starts an outage.
