@@ -202,20 +202,7 @@ fn read_occupancy_snapshot(
     let pos = game.position();
     let n = game.ply();
     let since = game.basis(n);
-    let histories = match read_moves(game, sensed) {
-        // The last move changed must fit the snapshots since the position
-        // before it, as moves made must fit those since the record's.
-        Some(Reading::Changed(m))
-            if !n.checked_sub(1).is_some_and(|prev| {
-                game.position_at(prev).is_some_and(|before| {
-                    snapshots.allow(before, &[m], game.basis(prev), Bitboard::EMPTY)
-                })
-            }) =>
-        {
-            None
-        }
-        other => other,
-    };
+    let histories = read_histories(game, sensed, snapshots);
     // Several single moves the histories allow are weighed by the
     // snapshots too; if none fits them, the state waits as the histories
     // say.
@@ -254,46 +241,16 @@ fn read_occupancy_snapshot(
             // capture must fit the scan that caught the square empty (see
             // `capturable`).
             let repaired;
-            let mut squares = Bitboard::FULL;
-            while reading == ScanReading::None
+            if reading == ScanReading::None
                 && moment.candidates.is_empty()
-                && let Some(odd) =
-                    snapshots.without_odd_squares(since, pos.board().occupied(), squares)
-                && !pos.legal_moves().iter().any(|m| {
-                    odd.fills.contains(m.to())
-                        && odd
-                            .filled_in
-                            .is_none_or(|shown| !m.from().is_some_and(|from| shown.contains(from)))
-                })
+                && let Some((odd, second)) = read_past_blips(&lines, pressed, hands)
             {
-                let again = SnapshotLines {
-                    snapshots: &odd.repaired,
+                repaired = odd;
+                reading = second;
+                lines = SnapshotLines {
+                    snapshots: &repaired,
                     ..lines
                 };
-                let second = again.read(pressed, hands);
-                let lines_read = match &second {
-                    ScanReading::Moves(moves) => vec![moves.clone()],
-                    ScanReading::Ambiguous(all) => all.clone(),
-                    ScanReading::Hand | ScanReading::None => vec![Vec::new()],
-                };
-                if second == ScanReading::None {
-                    break;
-                }
-                let whole = !matches!(second, ScanReading::Hand);
-                let captured = lines_read
-                    .iter()
-                    .map(|line| capturable(pos, line, &odd, whole))
-                    .fold(Bitboard::EMPTY, |all, on| all | on);
-                if captured.is_empty() {
-                    repaired = odd.repaired;
-                    reading = second;
-                    lines = SnapshotLines {
-                        snapshots: &repaired,
-                        ..lines
-                    };
-                    break;
-                }
-                squares &= !captured;
             }
             // Nothing within reach of the position: the lines a hand was
             // read among may have gone on. After 2.Nc3, scans that each
@@ -324,66 +281,146 @@ fn read_occupancy_snapshot(
                     lines: left,
                 });
             }
-            match reading {
-                // A snapshot is trusted for two moves at most, as on boards
-                // that identify pieces: the moves before them must have
-                // shown in the snapshots before it, as the moves were read
-                // from them (without a blip found there).
-                ScanReading::Moves(moves)
-                    if moves.len() > SNAPSHOT_PLIES
-                        && lines
-                            .snapshots
-                            .plies_shown_last(pos, &moves, since, settling)
-                            > SNAPSHOT_PLIES =>
-                {
-                    Some(Reading::Ambiguous(vec![moves]))
-                }
-                // One move read from a snapshot changes squares no blip
-                // alone makes up; two may hide one.
-                ScanReading::Moves(moves) if hands && moves.len() > 1 => {
-                    let (proof, suspect) = lines.blip_proof(&moves);
-                    Some(if suspect.is_empty() {
-                        Reading::Moves(moves)
-                    } else {
-                        let mut certain = moves;
-                        let then = certain.split_off(proof);
-                        Reading::Unconfirmed {
-                            certain,
-                            then,
-                            suspect,
-                        }
-                    })
-                }
-                ScanReading::Moves(moves) if hands && moves.len() == 1 => {
-                    let suspect = lines.one_move_blip(moves[0]);
-                    Some(unless_blip(moves, suspect))
-                }
-                // The candidates are followed past a blip too: no line
-                // went on through b2 caught empty for one scan while
-                // 24...Be4 25.Nxe4 and 24...Bxg4 25.Ne4 were followed, and
-                // the rest of the game was never read.
-                ScanReading::None if !moment.candidates.is_empty() => narrowed(&lines, moment)
-                    .or_else(|| {
-                        let odd = snapshots.without_odd_squares(
-                            since,
-                            pos.board().occupied(),
-                            Bitboard::FULL,
-                        )?;
-                        narrowed(
-                            &SnapshotLines {
-                                snapshots: &odd.repaired,
-                                ..lines
-                            },
-                            moment,
-                        )
-                    })
-                    .or(waits.then_some(Reading::Wait)),
-                ScanReading::None if waits => Some(Reading::Wait),
-                reading => from_scan(reading),
-            }
+            conclude_snapshot(reading, &lines, snapshots, moment, hands, waits)
         }
         other => other,
     }
+}
+
+/// What the square histories read, with a last move changed only if it
+/// fits the snapshots since the position before it, as moves made must
+/// fit those since the record's.
+fn read_histories(game: &Game, sensed: &SensedBoard, snapshots: &Snapshots) -> Option<Reading> {
+    let n = game.ply();
+    match read_moves(game, sensed) {
+        // The last move changed must fit the snapshots since the position
+        // before it, as moves made must fit those since the record's.
+        Some(Reading::Changed(m))
+            if !n.checked_sub(1).is_some_and(|prev| {
+                game.position_at(prev).is_some_and(|before| {
+                    snapshots.allow(before, &[m], game.basis(prev), Bitboard::EMPTY)
+                })
+            }) =>
+        {
+            None
+        }
+        other => other,
+    }
+}
+
+/// What a snapshot read from the scans (`reading`) records, given the
+/// candidates followed and how far a snapshot is trusted.
+fn conclude_snapshot(
+    reading: ScanReading,
+    lines: &SnapshotLines<'_>,
+    snapshots: &Snapshots,
+    moment: Moment<'_>,
+    hands: bool,
+    waits: bool,
+) -> Option<Reading> {
+    let (pos, since, settling) = (lines.pos, lines.since, lines.settling);
+    match reading {
+        // A snapshot is trusted for two moves at most, as on boards
+        // that identify pieces: the moves before them must have
+        // shown in the snapshots before it, as the moves were read
+        // from them (without a blip found there).
+        ScanReading::Moves(moves)
+            if moves.len() > SNAPSHOT_PLIES
+                && lines
+                    .snapshots
+                    .plies_shown_last(pos, &moves, since, settling)
+                    > SNAPSHOT_PLIES =>
+        {
+            Some(Reading::Ambiguous(vec![moves]))
+        }
+        // One move read from a snapshot changes squares no blip
+        // alone makes up; two may hide one.
+        ScanReading::Moves(moves) if hands && moves.len() > 1 => {
+            let (proof, suspect) = lines.blip_proof(&moves);
+            Some(if suspect.is_empty() {
+                Reading::Moves(moves)
+            } else {
+                let mut certain = moves;
+                let then = certain.split_off(proof);
+                Reading::Unconfirmed {
+                    certain,
+                    then,
+                    suspect,
+                }
+            })
+        }
+        ScanReading::Moves(moves) if hands && moves.len() == 1 => {
+            let suspect = lines.one_move_blip(moves[0]);
+            Some(unless_blip(moves, suspect))
+        }
+        // The candidates are followed past a blip too: no line
+        // went on through b2 caught empty for one scan while
+        // 24...Be4 25.Nxe4 and 24...Bxg4 25.Ne4 were followed, and
+        // the rest of the game was never read.
+        ScanReading::None if !moment.candidates.is_empty() => narrowed(lines, moment)
+            .or_else(|| {
+                let odd =
+                    snapshots.without_odd_squares(since, pos.board().occupied(), Bitboard::FULL)?;
+                narrowed(
+                    &SnapshotLines {
+                        snapshots: &odd.repaired,
+                        ..*lines
+                    },
+                    moment,
+                )
+            })
+            .or(waits.then_some(Reading::Wait)),
+        ScanReading::None if waits => Some(Reading::Wait),
+        reading => from_scan(reading),
+    }
+}
+
+/// The snapshots read again with the squares one scan alone showed changed
+/// taken for blips, and what they then show, if that explains the board
+/// (see `read_occupancy_snapshot`): squares where a capture fits keep what
+/// the scan showed, and the others are tried again.
+fn read_past_blips(
+    lines: &SnapshotLines<'_>,
+    pressed: usize,
+    hands: bool,
+) -> Option<(Snapshots, ScanReading)> {
+    let pos = lines.pos;
+    let mut squares = Bitboard::FULL;
+    while let Some(odd) =
+        lines
+            .snapshots
+            .without_odd_squares(lines.since, pos.board().occupied(), squares)
+        && !pos.legal_moves().iter().any(|m| {
+            odd.fills.contains(m.to())
+                && odd
+                    .filled_in
+                    .is_none_or(|shown| !m.from().is_some_and(|from| shown.contains(from)))
+        })
+    {
+        let again = SnapshotLines {
+            snapshots: &odd.repaired,
+            ..*lines
+        };
+        let second = again.read(pressed, hands);
+        let lines_read = match &second {
+            ScanReading::Moves(moves) => vec![moves.clone()],
+            ScanReading::Ambiguous(all) => all.clone(),
+            ScanReading::Hand | ScanReading::None => vec![Vec::new()],
+        };
+        if second == ScanReading::None {
+            return None;
+        }
+        let whole = !matches!(second, ScanReading::Hand);
+        let captured = lines_read
+            .iter()
+            .map(|line| capturable(pos, line, &odd, whole))
+            .fold(Bitboard::EMPTY, |all, on| all | on);
+        if captured.is_empty() {
+            return Some((odd.repaired, second));
+        }
+        squares &= !captured;
+    }
+    None
 }
 
 /// The squares one snapshot alone showed empty (`odd`) where a capture may
@@ -617,10 +654,7 @@ fn read_moves(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
     if n > 0 && game.moves()[n - 1].completed_at.is_none() {
         let prev = game.position_at(n - 1).expect("positions follow moves");
         match explain(prev, sensed, game.basis(n - 1), 1) {
-            Explanation::Unique(moves)
-                if could_move_on(game.moves()[n - 1].mv, moves[0])
-                    || blip_was_the_capture(prev, sensed, game.moves()[n - 1].mv, moves[0]) =>
-            {
+            Explanation::Unique(moves) if could_move_on(game.moves()[n - 1].mv, moves[0]) => {
                 return Some(Reading::Changed(moves[0]));
             }
             Explanation::Unique(_) | Explanation::None => {}
@@ -743,18 +777,6 @@ fn could_move_on(old: Move, new: Move) -> bool {
         (Some(_), Some(_)) => old.to() == new.to(),
         (Some(_), None) => false,
     }
-}
-
-/// Whether a capture not yet completed was a blip on the captured piece's
-/// square read with a piece in the hand: the board shows as many pieces as
-/// before it (nothing was taken off) and another move, not a capture, of
-/// the same piece. A blip costs less than a capture whose captured piece
-/// came back (docs/design/reconstruction.md).
-fn blip_was_the_capture(prev: &Chess, sensed: &SensedBoard, old: Move, new: Move) -> bool {
-    old.is_capture()
-        && !new.is_capture()
-        && old.from() == new.from()
-        && sensed.occupied().count() == prev.board().occupied().count()
 }
 
 /// Whether changing `old` into `new` is still the same move in the player's

@@ -123,18 +123,13 @@ impl Engine {
         if let Some(before) = self.game().position_at(n - 1).cloned() {
             self.check_touch_move(&before, m);
         }
-        // A capture changed into a move that takes nothing was a blip on
-        // the captured piece's square read with the piece in the hand (the
-        // only way a capture changes so, see `read::blip_was_the_capture`):
-        // nothing was released on a square, nothing to tell.
-        // Nor was a move to a square of the path the piece then went on
-        // along: a scan caught it sliding there.
+        // A move to a square of the path the piece then went on along was
+        // no move: a scan caught it sliding there.
         let slid = self.scanned
             && old.mv.from() == m.from()
             && m.from()
                 .is_some_and(|from| shakmaty::attacks::between(from, m.to()).contains(old.mv.to()));
-        let blip = old.mv.is_capture() && !m.is_capture() || slid;
-        if !same_move_in_hand(old.mv, m) && !blip {
+        if !same_move_in_hand(old.mv, m) && !slid {
             let message = format!(
                 "{} was released as a legal move, then changed into {} before the clock was pressed; a piece released on a square as a legal move may not be moved to another square (Art. 4.7). Recorded: {}",
                 old.san, new_san, new_san
