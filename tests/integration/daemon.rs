@@ -315,7 +315,11 @@ impl SseReader {
                 Err(e)
                     if matches!(
                         e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                            // A signal to this process (another test's
+                            // child ending) is no end of the stream.
+                            | std::io::ErrorKind::Interrupted
                     ) =>
                 {
                     continue;
@@ -1184,7 +1188,11 @@ fn issue_11_half_sent_requests_are_closed_and_boards_keep_answering() {
                 Err(e)
                     if matches!(
                         e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                            // A signal to this process (another test's
+                            // child ending) is no end of the stream.
+                            | std::io::ErrorKind::Interrupted
                     ) => {}
                 Err(_) => *c = true,
             }
