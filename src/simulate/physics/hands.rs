@@ -20,6 +20,9 @@ pub(crate) struct PlyTimes {
     pub first: Millis,
     /// The last piece put down (or taken off): the move is complete.
     pub released: Millis,
+    /// A castling begun with the rook: a breach of Art. 4.4.2 the player
+    /// really made, so the engine's advisory on it is no false alarm.
+    pub rook_first: bool,
 }
 
 /// A pair of hands at the board, writing down every square change.
@@ -98,8 +101,9 @@ impl Hands<'_> {
     pub fn play(&mut self, pos: &Chess, m: Move) -> PlyTimes {
         let first = self.t;
         let mover = pos.turn();
+        let mut rook_first = false;
         match m {
-            Move::Castle { king, rook } => self.castle(pos, king, rook),
+            Move::Castle { king, rook } => rook_first = self.castle(pos, king, rook),
             Move::EnPassant { from, to } => {
                 let pawn = Piece {
                     color: mover,
@@ -137,6 +141,7 @@ impl Hands<'_> {
         PlyTimes {
             first,
             released: self.t,
+            rook_first,
         }
     }
 
@@ -190,8 +195,9 @@ impl Hands<'_> {
     }
 
     /// Castling: king first or rook first, the second piece a moment (or,
-    /// with slow hands, up to 5 s) later.
-    fn castle(&mut self, pos: &Chess, king: Square, rook: Square) {
+    /// with slow hands, up to 5 s) later. Returns whether the rook went
+    /// first.
+    fn castle(&mut self, pos: &Chess, king: Square, rook: Square) -> bool {
         let color = pos.turn();
         let side = if king < rook {
             shakmaty::CastlingSide::KingSide
@@ -227,5 +233,6 @@ impl Hands<'_> {
             self.travel(from, to, piece, drag);
             self.set(to, Some(piece));
         }
+        !king_first
     }
 }

@@ -19,7 +19,9 @@ mod timeline;
 
 pub use decide::{DEFAULT_BUDGET, Explanation, explain};
 pub use sample::{BoardKind, Reading};
-pub use styles::{PHYSICS_STYLES, PhysicsStyle, measure_physics, physics_session};
+pub use styles::{
+    PHYSICS_STYLES, PhysicsGame, PhysicsStyle, measure_physics, physics_game, physics_session,
+};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -117,6 +119,10 @@ pub struct PhysicsReport {
     pub kept: usize,
     /// Each dropped game: its index in the input and why.
     pub dropped: Vec<(usize, DropReason)>,
+    /// Each castling of a kept game begun with the rook (a breach of
+    /// Art. 4.4.2 the player really made): the game's index in the input
+    /// and the ply's number, counted from 1.
+    pub rook_first: Vec<(usize, usize)>,
 }
 
 impl PhysicsReport {
@@ -169,6 +175,9 @@ pub fn physics(games: &[ImportedGame], opts: &PhysicsOptions) -> PhysicsSession 
         match made.verdict {
             None => {
                 report.kept += 1;
+                report
+                    .rook_first
+                    .extend(made.rook_first.iter().map(|&ply| (i, ply)));
                 t = made.end + 3000;
                 events.extend(made.events);
             }
@@ -183,6 +192,8 @@ struct MadeGame {
     events: Vec<TimedEvent>,
     end: Millis,
     verdict: Option<DropReason>,
+    /// The plies (from 1) castled rook first.
+    rook_first: Vec<usize>,
 }
 
 fn make_game(
@@ -212,6 +223,11 @@ fn make_game(
         header.push(at(start_scan()));
     }
     let played = play(game, opts, rng, t0 + 1000);
+    let rook_first = (1..)
+        .zip(&played.plies)
+        .filter(|(_, p)| p.rook_first)
+        .map(|(ply, _)| ply)
+        .collect();
     let squares = with_blips(game.start.board(), played.changes, &played.plies, opts, rng);
     let outages = if opts.outages {
         choose_outages(&played.plies, played.end, rng)
@@ -263,6 +279,7 @@ fn make_game(
         events,
         end: played.end,
         verdict,
+        rook_first,
     }
 }
 
