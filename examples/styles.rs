@@ -12,14 +12,20 @@
 //! cargo run --release --example styles -- --every 20 --why scan-1000   # where each game went wrong
 //! cargo run --release --example styles -- --generator physics --seeds 1,2,3,4,5 --every 4 \
 //!     --write --stamp 2026-11-28                                     # docs/performance/board-styles.md
+//! cargo run --release --example styles -- --generator both --seeds 1,2,3,4,5 --every 10 \
+//!     --physics-every 20 --write --readme --stamp 2026-11-28         # and the README's table
 //! ```
+//!
+//! With `--write` or `--readme`, two test seeds are drawn fresh (never 1–9
+//! nor a seed measured) and written beside the table, unless `--test-seeds
+//! A,B` names them: the test suite samples games on those seeds.
 
 use std::process::ExitCode;
 
 use eboard::{
     pgn::{ImportedGame, read_games},
     simulate::{
-        STYLES, SeedRow, Tally, Variant, differences, measure,
+        STYLES, SeedRow, Tally, Variant, compact_table, differences, fresh_seeds, measure,
         physics::{PHYSICS_STYLES, measure_physics},
         seeds_table, session, worst,
     },
@@ -38,6 +44,13 @@ struct Args {
     only: Option<Vec<String>>,
     write: Option<String>,
     stamp: Option<String>,
+    /// Games of the physics generator: one in this many (its search makes
+    /// each game dearer than the simulator's).
+    physics_every: Option<usize>,
+    /// Also put the compact table and the test seeds in the README.
+    readme: bool,
+    /// The test suite's seeds, if given; otherwise drawn fresh.
+    test_seeds: Option<[u64; 2]>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -54,6 +67,9 @@ fn parse_args() -> Result<Args, String> {
         only: None,
         write: None,
         stamp: None,
+        physics_every: None,
+        readme: false,
+        test_seeds: None,
     };
     let mut args = std::env::args().skip(1).peekable();
     while let Some(arg) = args.next() {
@@ -92,6 +108,19 @@ fn parse_args() -> Result<Args, String> {
                 })
             }
             "--stamp" => a.stamp = args.next(),
+            "--physics-every" => match args.next().and_then(|v| v.parse::<usize>().ok()) {
+                Some(k) if k > 0 => a.physics_every = Some(k),
+                _ => return Err("--physics-every needs a number from 1".into()),
+            },
+            "--readme" => a.readme = true,
+            "--test-seeds" => {
+                let list = args.next().unwrap_or_default();
+                let seeds: Result<Vec<u64>, _> = list.split(',').map(str::parse).collect();
+                match seeds.as_deref() {
+                    Ok(&[x, y]) if x != y => a.test_seeds = Some([x, y]),
+                    _ => return Err("--test-seeds needs two different numbers: A,B".into()),
+                }
+            }
             "--why" => a.why = args.next(),
             _ if arg.starts_with("--") => return Err(format!("unknown option {arg}")),
             _ => a.file = arg,
@@ -133,20 +162,94 @@ fn main() -> ExitCode {
                 "physics",
                 style.name,
                 &a.seeds,
-                |variant, seed| measure_physics(&games, a.every, style, variant, seed),
+                |variant, seed| {
+                    measure_physics(
+                        &games,
+                        a.physics_every.unwrap_or(a.every),
+                        style,
+                        variant,
+                        seed,
+                    )
+                },
             ));
         }
     }
     let table = seeds_table(&rows);
     print!("{table}");
+    if a.write.is_none() && !a.readme {
+        return ExitCode::SUCCESS;
+    }
+    let test_seeds = a.test_seeds.unwrap_or_else(|| {
+        // Fresh each time the table is made: the clock is the entropy, and
+        // the seeds measured here or looked at while developing (1–9) are
+        // never the test suite's.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let mut used: Vec<u64> = (1..=9).collect();
+        used.extend(&a.seeds);
+        fresh_seeds(now, &used)
+    });
     if let Some(path) = &a.write {
-        let doc = document(&a, &table, games.len());
+        let doc = document(&a, &table, games.len(), test_seeds);
         if let Err(e) = std::fs::write(path, doc) {
             return usage(&format!("{path}: {e}"));
         }
         eprintln!("styles: wrote {path}");
     }
+    if a.readme {
+        if let Err(e) = write_readme(&a, &compact_table(&rows), test_seeds) {
+            return usage(&format!("{README}: {e}"));
+        }
+        eprintln!("styles: wrote the table in {README}");
+    }
     ExitCode::SUCCESS
+}
+
+const README: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+const BEGIN: &str = "<!-- styles table: written by `examples/styles --readme` -->";
+const END: &str = "<!-- end of styles table -->";
+
+/// The line the test suite reads its two seeds from.
+fn test_seeds_line(seeds: [u64; 2]) -> String {
+    format!(
+        "Test seeds: {}, {} (drawn fresh when this table was made; the test suite samples its \
+         games on them and allows no wrong move where this table has none).",
+        seeds[0], seeds[1]
+    )
+}
+
+/// Replaces the README's table (between its two markers) with `table`.
+fn write_readme(a: &Args, table: &str, seeds: [u64; 2]) -> std::io::Result<()> {
+    let text = std::fs::read_to_string(README)?;
+    let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
+        return Err(std::io::Error::other(format!(
+            "no `{BEGIN}` … `{END}` markers"
+        )));
+    };
+    let list: Vec<String> = a.seeds.iter().map(u64::to_string).collect();
+    let section = format!(
+        "{BEGIN}\n\nEach cell: games exact / games with a wrong move / plies missing / games \
+         with a false alarm, the worst of seeds {} ({}, {}).\n\n{table}\n{}\n\n",
+        list.join(", "),
+        sample_words(a),
+        a.stamp.as_deref().unwrap_or("an unstated date"),
+        test_seeds_line(seeds),
+    );
+    let new = format!("{}{section}{}", &text[..begin], &text[end..]);
+    std::fs::write(README, new)
+}
+
+/// Which games were played, in words.
+fn sample_words(a: &Args) -> String {
+    let physics = a.physics_every.unwrap_or(a.every);
+    match (a.sim, a.physics) {
+        (true, true) if physics != a.every => format!(
+            "one game in {} for the simulator, one in {physics} for the physics generator",
+            a.every
+        ),
+        _ => format!("one game in {}", a.every),
+    }
 }
 
 /// Every variant of one style, each the worst of the seeds.
@@ -177,7 +280,7 @@ fn rows_for(
 }
 
 /// The Markdown file: what made it, then the table.
-fn document(a: &Args, table: &str, games: usize) -> String {
+fn document(a: &Args, table: &str, games: usize, test_seeds: [u64; 2]) -> String {
     let generator = match (a.sim, a.physics) {
         (true, true) => "both",
         (false, true) => "physics",
@@ -189,19 +292,23 @@ fn document(a: &Args, table: &str, games: usize) -> String {
         seeds.join(","),
         a.every
     );
+    if let Some(k) = a.physics_every {
+        command.push_str(&format!(" --physics-every {k}"));
+    }
     if let Some(only) = &a.only {
         command.push_str(&format!(" --styles {}", only.join(",")));
     }
     format!(
         "# How eboard follows each kind of board\n\n\
-         Made by `{command} --write` on {} (one game in {} of the {games} of the PGN file), \
+         Made by `{command} --write` on {} ({} of the {games} games of the PGN file), \
          seeds {}. Each row gives the worst seed's numbers (most wrong moves, then false \
          alarms, then plies missing). Dropped games are those the physics generator's own \
          search could not decide; they are not counted in the other columns. See \
-         `docs/guide/physics-generator.md`.\n\n{table}",
+         `docs/guide/physics-generator.md`.\n\n{table}\n{}\n",
         a.stamp.as_deref().unwrap_or("an unstated date"),
-        a.every,
+        sample_words(a),
         seeds.join(", "),
+        test_seeds_line(test_seeds),
     )
 }
 
@@ -238,7 +345,8 @@ fn why(games: &[ImportedGame], name: &str, seed: u64) -> ExitCode {
 fn usage(message: &str) -> ExitCode {
     eprintln!(
         "styles: {message}\nusage: styles [PGN] [--every K] [--seed N | --seeds N,M,...] \
-         [--generator sim|physics|both] [--styles A,B] [--write [PATH]] [--stamp DATE] [--why STYLE]"
+         [--generator sim|physics|both] [--physics-every K] [--styles A,B] [--write [PATH]] [--readme] \
+         [--test-seeds A,B] [--stamp DATE] [--why STYLE]"
     );
     ExitCode::from(2)
 }

@@ -36,7 +36,7 @@ mod render;
 mod seeds;
 mod styles;
 
-pub use seeds::{SeedRow, seeds_table, worst};
+pub use seeds::{SeedRow, compact_table, fresh_seeds, seeds_table, worst};
 pub(crate) use styles::reading_config;
 pub use styles::{
     STYLES, Style, Tally, Variant, differences, measure, measure_every, session, table,

@@ -12,6 +12,7 @@ mod durability;
 mod failures;
 mod faults;
 mod first_run;
+mod fresh_seeds;
 mod hostile;
 mod lichess;
 mod nats;
