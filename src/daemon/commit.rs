@@ -1,16 +1,17 @@
-//! Group commit: the journal lines of all boards are written and synced in
-//! batches on a few dedicated writer threads.
+//! Group commit: the journal lines of all boards are written and made
+//! durable in batches on dedicated writer threads.
 //!
 //! A board hands its journal and its next line to the [`Committer`] and
 //! waits for them to come back. A writer thread takes every line waiting
-//! (up to [`MAX_BATCH`]), writes each to its board's file, then syncs each
-//! file once and answers every board: nothing is acknowledged before its
-//! line is on disk, and a burst of lines from many boards costs one pass of
-//! syncs instead of one sync each. On ext4 and most journalling file
-//! systems the first `fdatasync` of a batch commits the metadata of every
-//! file the batch appended to, so the others cost little; several writers
-//! sync their batches side by side, as the file system commits concurrent
-//! syncs together.
+//! (up to a batch), writes each to its board's file, makes the batch
+//! durable, and answers every board: nothing is acknowledged before its
+//! line is durable.
+//!
+//! With the data directory's commit log ([`super::commit_log`]), one writer
+//! logs the whole batch and syncs the log once: one `fdatasync` per batch
+//! whatever the number of boards, the journals themselves being synced at
+//! checkpoints. Without one (tests of the writer alone), several writers
+//! sync each file of their batch, side by side.
 //!
 //! No batching window is waited for: lines that arrive while a batch is
 //! being synced form the next batch, so an idle daemon syncs a lone line at
@@ -27,12 +28,19 @@ use std::{
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::journal::{Journal, JournalError, JournalLine};
+use super::{
+    commit_log::{CommitLog, Logged},
+    journal::{Journal, JournalError, JournalLine},
+};
 
-/// The most lines in one batch: a writer syncs its batch's files one
-/// after the other, so a small batch keeps the wait of its first line
-/// short; the writers sync their batches side by side.
+/// The most lines in one batch when each file is synced: a writer syncs
+/// its batch's files one after the other, so a small batch keeps the wait
+/// of its first line short; the writers sync their batches side by side.
 pub const MAX_BATCH: usize = 64;
+
+/// The most lines in one batch with a commit log: a line costs one
+/// `write`, the batch one `fdatasync`.
+pub const MAX_LOGGED_BATCH: usize = 4_096;
 
 /// Lines waiting for a writer, at most: boards wait to hand more over
 /// (back-pressure) instead of queueing without bound.
@@ -88,18 +96,38 @@ impl Writers {
     }
 }
 
-/// Starts the writer threads.
-pub fn start() -> std::io::Result<(Committer, Writers)> {
+/// Starts the writer threads: one that owns `log` when there is one,
+/// several that sync each file otherwise.
+pub fn start(log: Option<CommitLog>) -> std::io::Result<(Committer, Writers)> {
     let (tx, rx) = mpsc::channel(QUEUE);
     let rx = Arc::new(Mutex::new(rx));
     let mut threads = Vec::new();
-    for i in 0..WRITERS {
-        let rx = Arc::clone(&rx);
-        threads.push(
-            std::thread::Builder::new()
-                .name(format!("journal-writer-{i}"))
-                .spawn(move || writer(&rx))?,
-        );
+    match log {
+        Some(mut log) => {
+            let rx = Arc::clone(&rx);
+            threads.push(
+                std::thread::Builder::new()
+                    .name("journal-writer".to_owned())
+                    .spawn(move || {
+                        writer(&rx, MAX_LOGGED_BATCH, |batch| commit(batch, Some(&mut log)));
+                        // A clean stop leaves the journals synced and the
+                        // log empty.
+                        if let Err(e) = log.checkpoint() {
+                            tracing::warn!("the journals could not be synced at the stop: {e}");
+                        }
+                    })?,
+            );
+        }
+        None => {
+            for i in 0..WRITERS {
+                let rx = Arc::clone(&rx);
+                threads.push(
+                    std::thread::Builder::new()
+                        .name(format!("journal-writer-{i}"))
+                        .spawn(move || writer(&rx, MAX_BATCH, |batch| commit(batch, None)))?,
+                );
+            }
+        }
     }
     Ok((Committer { tx }, Writers { threads }))
 }
@@ -135,9 +163,13 @@ impl Committer {
     }
 }
 
-/// One writer thread: takes a batch, writes it, syncs it, answers it.
-fn writer(rx: &Mutex<mpsc::Receiver<Request>>) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
+/// One writer thread: takes a batch of at most `max` lines, commits it.
+fn writer(
+    rx: &Mutex<mpsc::Receiver<Request>>,
+    max: usize,
+    mut commit: impl FnMut(&mut Vec<Request>),
+) {
+    let mut batch = Vec::with_capacity(max.min(MAX_BATCH));
     loop {
         {
             // One writer gathers at a time; the others sync meanwhile.
@@ -146,7 +178,7 @@ fn writer(rx: &Mutex<mpsc::Receiver<Request>>) {
                 Some(first) => batch.push(first),
                 None => return,
             }
-            while batch.len() < MAX_BATCH {
+            while batch.len() < max {
                 match rx.try_recv() {
                     Ok(next) => batch.push(next),
                     Err(_) => break,
@@ -157,19 +189,64 @@ fn writer(rx: &Mutex<mpsc::Receiver<Request>>) {
     }
 }
 
-/// Writes every line of the batch, then syncs each file once and answers.
-fn commit(batch: &mut Vec<Request>) {
+/// Writes every line of the batch, makes them durable (one sync of the
+/// log, or one sync per file), then answers.
+fn commit(batch: &mut Vec<Request>, log: Option<&mut CommitLog>) {
     // A board has one line in flight at a time: each request is its own
-    // file.
-    let written: Vec<Result<(), JournalError>> = batch
+    // file, and its line goes where the journal's counted bytes end.
+    let offsets: Vec<u64> = batch.iter().map(|r| r.journal.len()).collect();
+    let mut results: Vec<Result<(), JournalError>> = batch
         .iter_mut()
-        .map(|r| r.journal.write_unsynced(&r.text))
+        .map(|r| {
+            r.journal.write_unsynced(&r.text)?;
+            if r.journal.check_due(CHECK_EVERY) {
+                r.journal.check()?;
+            }
+            Ok(())
+        })
         .collect();
-    for (mut r, written) in batch.drain(..).zip(written) {
-        let result = written.and_then(|()| {
-            let check = r.journal.check_due(CHECK_EVERY);
-            r.journal.sync(r.text.len() as u64, check)
-        });
+    match log {
+        Some(log) => {
+            let lines: Vec<Logged<'_>> = batch
+                .iter()
+                .zip(&offsets)
+                .zip(&results)
+                .filter(|(_, result)| result.is_ok())
+                .map(|((r, &offset), _)| Logged {
+                    journal: r.journal.path(),
+                    offset,
+                    text: &r.text,
+                })
+                .collect();
+            if let Err(e) = log.append(&lines) {
+                for (r, result) in batch.iter().zip(results.iter_mut()) {
+                    if result.is_ok() {
+                        *result = Err(JournalError::Io {
+                            path: r.journal.path().to_owned(),
+                            source: std::io::Error::new(
+                                e.kind(),
+                                format!(
+                                    "its line could not be logged in {}: {e}",
+                                    log.path().display()
+                                ),
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        None => {
+            for (r, result) in batch.iter().zip(results.iter_mut()) {
+                if result.is_ok() {
+                    *result = r.journal.sync_file();
+                }
+            }
+        }
+    }
+    for (mut r, result) in batch.drain(..).zip(results) {
+        if result.is_ok() {
+            r.journal.count(r.text.len() as u64);
+        }
         // A board that stopped waiting drops the journal with the answer.
         let _ = r.reply.send((r.journal, result));
     }
@@ -197,7 +274,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn every_line_acknowledged_is_on_disk() {
         let dir = tempfile::tempdir().unwrap();
-        let (committer, writers) = start().unwrap();
+        let (committer, writers) = start(None).unwrap();
         let mut boards = Vec::new();
         for b in 0..50 {
             let path = dir.path().join(format!("{b}.jsonl"));
@@ -237,7 +314,7 @@ mod tests {
     async fn a_deleted_journal_fails_a_write_within_the_check_period() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("1.jsonl");
-        let (committer, _writers) = start().unwrap();
+        let (committer, _writers) = start(None).unwrap();
         let mut journal = Journal::open(&path).unwrap().journal;
         let (j, result) = committer.append(journal, &line(1)).await.unwrap();
         result.unwrap();

@@ -621,6 +621,17 @@ impl Journal {
         Ok(())
     }
 
+    /// Syncs the file's data, for a writer with no commit log.
+    pub fn sync_file(&self) -> Result<(), JournalError> {
+        self.file.sync_data().map_err(|source| self.io(source))
+    }
+
+    /// Counts `written` bytes written since the last count: they are
+    /// durable (synced, or logged in the commit log).
+    pub fn count(&mut self, written: u64) {
+        self.len += written;
+    }
+
     /// The bytes of complete, synced lines.
     pub fn len(&self) -> u64 {
         self.len

@@ -20,6 +20,7 @@ pub mod actor;
 pub mod board;
 pub mod central;
 pub mod commit;
+pub mod commit_log;
 pub mod config;
 pub mod delay;
 pub mod demo;
@@ -526,6 +527,15 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
     limits::raise_open_files();
     let (token, token_path, token_created) = load_or_create_token(&spec.data_dir)?;
     let manifest_path = spec.data_dir.join(MANIFEST);
+    // Lines acknowledged but lost from a journal in a crash are put back
+    // before any journal is read.
+    let log_error = |source| DaemonError::Io {
+        path: spec.data_dir.join(commit_log::NAME),
+        source,
+    };
+    for note in commit_log::recover(&spec.data_dir).map_err(log_error)? {
+        tracing::warn!("{note}");
+    }
     let Opened {
         replayed,
         max_g,
@@ -548,7 +558,8 @@ pub async fn start(spec: DaemonSpec) -> Result<Daemon, DaemonError> {
         delay: delay.clone(),
     };
     let (listener, addr) = bind(spec.listen).await?;
-    let (committer, writers) = commit::start().map_err(|source| DaemonError::Io {
+    let log = commit_log::CommitLog::open(&spec.data_dir).map_err(log_error)?;
+    let (committer, writers) = commit::start(Some(log)).map_err(|source| DaemonError::Io {
         path: PathBuf::from("<journal writer threads>"),
         source,
     })?;
