@@ -207,6 +207,9 @@ pub(crate) fn simulated_boards(ids: std::ops::RangeInclusive<u32>) -> (Vec<Board
 pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
     super::init_tracing();
     let (boards, mean_ply_ms) = simulated_boards(1..=args.boards);
+    // The simulated boards' scripts are the harness's, not the daemon's:
+    // their memory is told apart.
+    let harness_kib = status_kib("self", "VmRSS:").unwrap_or(0);
     let speed = mean_ply_ms / args.move_ms.max(1) as f64;
     let (data_dir, _temp) = match &args.data_dir {
         Some(d) => (d.clone(), None),
@@ -286,6 +289,7 @@ pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
         println!("  events delivered  {} ({:.1} per s)", lat.len(), lat.len() as f64 / wall);
         println!("  CPU               {:.1} % of one core", 100.0 * cpu / wall);
         println!("  resident memory   {:.1} MiB (peak sampled), {:.1} MiB high-water", peak_rss as f64 / 1024.0, status_kib("self", "VmHWM:").unwrap_or(0) as f64 / 1024.0);
+        println!("                    of which {:.1} MiB before the daemon started (the simulated boards' scripts)", harness_kib as f64 / 1024.0);
         println!(
             "  latency to SSE    p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
             percentile(&lat, 0.5),
