@@ -16,6 +16,8 @@
 //! pawn moves, captures, castling and the positions after them are
 //! analysed.
 
+use std::collections::HashMap;
+
 use shakmaty::{Chess, Color, EnPassantMode, fen::Epd};
 
 use super::Engine;
@@ -74,6 +76,35 @@ impl MateCheck {
 /// position at its ply.
 pub fn verdict_position(pos: &Chess) -> String {
     Epd::from_position(pos, EnPassantMode::Legal).to_string()
+}
+
+/// The full dead-position verdicts an engine computed in line, by
+/// position ([`verdict_position`]): a replay meets the same positions in
+/// game after game (the openings), and analyses each once. The analysis is
+/// deterministic (its budget is counted in the solver's nodes, not in
+/// time), so a verdict remembered is the one computed again.
+#[derive(Debug, Clone, Default)]
+pub(super) struct InlineVerdicts(HashMap<String, Option<Verdict>>);
+
+impl InlineVerdicts {
+    /// At most this many positions are remembered; then the memory starts
+    /// afresh.
+    const MAX: usize = 1 << 16;
+
+    /// The verdict on `check`'s position; `None` when the solver cannot
+    /// take it.
+    fn verdict(&mut self, check: &DeadCheck) -> Option<Verdict> {
+        let key = check.key();
+        if let Some(&verdict) = self.0.get(&key) {
+            return verdict;
+        }
+        let verdict = is_dead(&check.position, Budget::DETERMINISTIC).ok();
+        if self.0.len() >= Self::MAX {
+            self.0.clear();
+        }
+        self.0.insert(key, verdict);
+        verdict
+    }
 }
 
 impl Engine {
@@ -199,11 +230,11 @@ impl Engine {
         // In line, the record cannot change between question and answer.
         while let Some(check) = self.next_dead_check() {
             let at = self.now();
-            match is_dead(&check.position, Budget::DETERMINISTIC) {
-                Ok(verdict) => self.apply_dead_verdict(check.game, check.ply, None, verdict, at),
+            match self.inline_verdicts.verdict(&check) {
+                Some(verdict) => self.apply_dead_verdict(check.game, check.ply, None, verdict, at),
                 // A position the solver cannot take: nothing to say about
                 // it, and the quick test still ran on it.
-                Err(_) => self.skip_dead_check(check.game, check.ply, None),
+                None => self.skip_dead_check(check.game, check.ply, None),
             }
         }
     }
@@ -401,6 +432,18 @@ mod tests {
         e.run_dead_checks_inline();
         assert_eq!(e.game().ply(), 1);
         assert_eq!(e.game().termination(), Some(Termination::DeadPosition));
+    }
+
+    /// Issue 38: a position analysed in line once is not analysed again;
+    /// its verdict is remembered, by position. Planted here: "alive" for
+    /// the dead position after g5, which the analysis would find dead.
+    #[test]
+    fn a_position_analysed_in_line_is_analysed_once() {
+        let mut e = engine(&format!("{BEFORE_G5}lift g4\nplace g5\n"));
+        let check = e.next_dead_check().expect("g5 analysed");
+        assert_eq!(e.inline_verdicts.verdict(&check), Some(Verdict::Yes));
+        e.inline_verdicts.0.insert(check.key(), Some(Verdict::No));
+        assert_eq!(e.inline_verdicts.verdict(&check), Some(Verdict::No));
     }
 
     #[test]
