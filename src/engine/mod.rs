@@ -47,7 +47,7 @@ mod unconfirmed;
 pub use claim::judge_claim;
 pub use config::EngineConfig;
 pub use endings::{automatic_ending, is_dead_fast};
-pub use full_dead::{DeadCheck, MateCheck, verdict_position};
+pub use full_dead::{Confirmation, DeadCheck, MateCheck, confirm_alive, verdict_position};
 pub use hypotheses::lines_san;
 pub use illegal::Attempt;
 pub use orientation::Orientation;
