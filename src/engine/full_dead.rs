@@ -25,7 +25,7 @@ use crate::{
     alert::AlertKind,
     event::{Millis, side_name},
     game::{Termination, draw, win},
-    quick_dead::leads_back,
+    quick_dead::{leads_back, open_without_the_solver},
     winnability::{Budget, Verdict, can_checkmate, is_dead},
 };
 
@@ -104,7 +104,12 @@ impl InlineVerdicts {
         if let Some(&verdict) = self.known.get(&key) {
             return verdict;
         }
-        if let Some(assumed) = &mut self.assumed {
+        // Taken as alive only where the quick criteria leave the position
+        // open: the dead positions of real games, blocked structures, are
+        // analysed at once, so a first reading rarely needs a second.
+        if let Some(assumed) = &mut self.assumed
+            && open_without_the_solver(&check.position)
+        {
             assumed.push(check.clone());
             return Some(Verdict::No);
         }
@@ -334,9 +339,11 @@ impl Engine {
     }
 
     /// For a replay's first reading: the full analyses run in line are not
-    /// run; each position asked about is taken as alive and listed
-    /// ([`Engine::take_assumed_alive`]), for [`confirm_alive`] to confirm by
-    /// how the games went on.
+    /// run where the quick criteria leave the position open
+    /// ([`crate::quick_dead::open_without_the_solver`]); each such position
+    /// is taken as alive and listed ([`Engine::take_assumed_alive`]), for
+    /// [`confirm_alive`] to confirm by how the games went on. The others
+    /// are analysed in line as always.
     pub fn assume_alive_in_line(&mut self) {
         self.inline_verdicts.assumed = Some(Vec::new());
     }
@@ -608,6 +615,23 @@ mod tests {
         let assumed = e.take_assumed_alive();
         assert!(assumed.len() >= 3, "{assumed:?}");
         assert_eq!(confirm_alive(e.games(), &assumed), Confirmation::Alive);
+    }
+
+    /// A blocked structure, where the dead positions of real games are, is
+    /// analysed in line even in a first reading: the game ends there at
+    /// once, and nothing is left to confirm.
+    #[test]
+    fn a_first_reading_analyses_blocked_structures_in_line() {
+        let mut e = Engine::default();
+        e.assume_alive_in_line();
+        let script = format!("{BEFORE_G5}lift g4\nplace g5\nlift d8\nplace e8\n");
+        for line in parse_script("test", &script).unwrap() {
+            e.push(&line.event).unwrap();
+        }
+        e.finish();
+        assert_eq!(e.games()[0].ply(), 1);
+        assert_eq!(e.games()[0].termination(), Some(Termination::DeadPosition));
+        assert!(e.take_assumed_alive().is_empty());
     }
 
     /// A position no longer on its game's record (taken back, corrected)
