@@ -27,7 +27,10 @@
 //!
 //! Under `cargo bench` a summary then times the floor and
 //! `replay_every_rule` alternately (15 rounds, medians) and prints their
-//! ratio: the figure the README reports, measured in the same run.
+//! ratio: the figure the README reports, measured in the same run. Then
+//! the whole `eboard replay --json` command on the same script, as a
+//! process, against the floor (issue 38; `EBOARD_BEFORE` adds another
+//! build to the same rounds).
 
 use std::hint::black_box;
 
@@ -112,6 +115,7 @@ fn bench(c: &mut Criterion) {
     group.finish();
     if std::env::args().any(|arg| arg == "--bench") {
         summary(&sans, &positions, moves);
+        whole_process(&sans, &script, moves);
     }
 
     let mut group = c.benchmark_group("replay");
@@ -268,6 +272,72 @@ fn summary(sans: &[(Chess, Vec<String>)], positions: &[Vec<Chess>], moves: u64) 
             "  {name}: {:.3} µs/ply, {:.2}x the floor",
             median.as_secs_f64() * 1e6 / moves as f64,
             median.as_secs_f64() / medians[0].as_secs_f64()
+        );
+    }
+}
+
+/// Issue 38: the whole `eboard replay --json` command (this build's
+/// binary: process start, reading and parsing the script, the engine with
+/// its full dead-position analyses in line, the output) on the corpus
+/// script, timed against the floor in alternating rounds, so both see the
+/// same machine load. `EBOARD_BEFORE=/path/to/eboard` times another build
+/// in the same rounds (the "before" of a change).
+fn whole_process(sans: &[(Chess, Vec<String>)], script: &str, moves: u64) {
+    const ROUNDS: usize = 7;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("corpus.board");
+    std::fs::write(&path, script).expect("the script is written");
+    let mut binaries = vec![("this build", env!("CARGO_BIN_EXE_eboard").to_owned())];
+    if let Ok(before) = std::env::var("EBOARD_BEFORE") {
+        binaries.push(("EBOARD_BEFORE", before));
+    }
+    let replay = |binary: &str| {
+        let start = Instant::now();
+        let out = std::process::Command::new(binary)
+            .arg("replay")
+            .arg("--json")
+            .arg(&path)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("eboard replay runs");
+        assert!(out.success(), "eboard replay failed: {out}");
+        start.elapsed()
+    };
+    let floor_time = || {
+        let start = Instant::now();
+        floor(sans);
+        start.elapsed()
+    };
+    let load = || std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load_before = load();
+    let mut floors = Vec::new();
+    let mut times = vec![Vec::new(); binaries.len()];
+    for _ in 0..ROUNDS {
+        floors.push(floor_time());
+        for (i, (_, binary)) in binaries.iter().enumerate() {
+            times[i].push(replay(binary));
+        }
+    }
+    let median = |t: &mut Vec<Duration>| {
+        t.sort_unstable();
+        t[t.len() / 2]
+    };
+    let floor_median = median(&mut floors);
+    println!(
+        "whole process, `eboard replay --json` of the corpus script (medians of {ROUNDS} alternating rounds, {moves} plies; load average {} before, {} after):",
+        load_before.trim(),
+        load().trim()
+    );
+    println!(
+        "  floor (SAN + legal moves): {:.1} ms",
+        floor_median.as_secs_f64() * 1e3
+    );
+    for ((name, binary), t) in binaries.iter().zip(&mut times) {
+        let m = median(t);
+        println!(
+            "  eboard replay, {name} ({binary}): {:.1} ms, {:.1}x the floor",
+            m.as_secs_f64() * 1e3,
+            m.as_secs_f64() / floor_median.as_secs_f64()
         );
     }
 }

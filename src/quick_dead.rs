@@ -40,15 +40,25 @@ pub fn is_dead_quick(pos: &Chess) -> bool {
     if pos.is_insufficient_material() {
         return true;
     }
+    if open_without_the_solver(pos) {
+        return false;
+    }
+    neither_can_checkmate_fast(pos)
+}
+
+/// Whether the position is left open without the solver: a side has
+/// enough material by the solver's own test and a pawn structure that
+/// closes the routes of its blocked-pawn analysis, and a shuffle exists.
+/// Then the quick test cannot call it dead. The full analysis still can
+/// (blocked structures it explores to the end: 32 of CHA's 806 labelled
+/// dead positions are left open by this), so this is no verdict.
+pub fn open_without_the_solver(pos: &Chess) -> bool {
     let can_go_on = |side| {
         !pos.has_insufficient_material(side)
             && !solver_material_insufficient(pos, side)
             && pawns_leave_no_route(pos, side)
     };
-    if (can_go_on(Color::White) || can_go_on(Color::Black)) && has_shuffle(pos) {
-        return false;
-    }
-    neither_can_checkmate_fast(pos)
+    (can_go_on(Color::White) || can_go_on(Color::Black)) && has_shuffle(pos)
 }
 
 /// The quick test as it always ran: CHA's quick test for White, then for

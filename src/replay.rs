@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::{
-    engine::{Engine, EngineConfig, EngineError},
+    engine::{Confirmation, Engine, EngineConfig, EngineError, confirm_alive},
     event::side_name,
     failsafe::{Injected, catch},
     game::Game,
@@ -58,6 +58,15 @@ pub fn replay_script(file: &str, text: &str, config: EngineConfig) -> Result<Eng
 
 /// [`replay_script`], calling `progress(done, total)` as the script's
 /// events go through the engine (`eboard replay`'s progress bar).
+///
+/// A replay knows how each game went on, which a live board does not:
+/// the script is first read with every position that needs CHA's full
+/// dead-position analysis taken as alive, then those positions are
+/// confirmed by how their games went on ([`confirm_alive`]: a position
+/// the game left by legal moves for an alive one, or for checkmate, is
+/// alive), analysing only the last of each stretch, in parallel. Only when
+/// one may be dead is the script read again, in line with the verdicts
+/// found: the same record as analysing every position in line.
 pub fn replay_script_with(
     file: &str,
     text: &str,
@@ -66,6 +75,27 @@ pub fn replay_script_with(
 ) -> Result<Engine, ReplayError> {
     let lines = parse_script(file, text)?;
     let mut engine = Engine::new(config);
+    engine.assume_alive_in_line();
+    read_lines(file, &lines, &mut engine, progress)?;
+    let assumed = engine.take_assumed_alive();
+    match confirm_alive(engine.games(), &assumed) {
+        Confirmation::Alive => Ok(engine),
+        Confirmation::Unsure(known) => {
+            let mut engine = Engine::new(config);
+            engine.know_dead_verdicts(known);
+            read_lines(file, &lines, &mut engine, progress)?;
+            Ok(engine)
+        }
+    }
+}
+
+/// Reads the script's lines into `engine`, to the end of the input.
+fn read_lines(
+    file: &str,
+    lines: &[crate::script::ScriptLine],
+    engine: &mut Engine,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(), ReplayError> {
     let inject = Injected::from_env();
     let panicked = |line: usize, message: String| ReplayError::Panic {
         file: file.to_owned(),
@@ -92,7 +122,7 @@ pub fn replay_script_with(
     }
     let last = lines.last().map_or(1, |l| l.line);
     catch(|| engine.finish()).map_err(|message| panicked(last, message))?;
-    Ok(engine)
+    Ok(())
 }
 
 /// The games worth reporting: all of them but a last one in which nothing

@@ -233,6 +233,26 @@ pub fn can_checkmate(
     side: Color,
     budget: Budget,
 ) -> Result<Analysis, WinnabilityError> {
+    analyse(pos, side, budget, Render::Text)
+}
+
+/// Whether a helpmate line found is written out in SAN and UCI, or only
+/// checked move by move (all a verdict needs: the same checks, the same
+/// answers, without the notation, which cost more than the search itself
+/// on the positions of real games).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Render {
+    Text,
+    Checked,
+}
+
+/// [`can_checkmate`], the line rendered or only checked.
+fn analyse(
+    pos: &Chess,
+    side: Color,
+    budget: Budget,
+    render: Render,
+) -> Result<Analysis, WinnabilityError> {
     if has_mated(pos, side) {
         return Ok(Analysis {
             verdict: Verdict::Yes,
@@ -254,7 +274,7 @@ pub fn can_checkmate(
     };
     match outcome {
         Outcome::Done(Some(chasolver::Winnability::Winnable { helpmate })) => {
-            let helpmate = replay_helpmate(pos, side, &helpmate)?;
+            let helpmate = replay_helpmate(pos, side, &helpmate, render)?;
             Ok(Analysis {
                 verdict: Verdict::Yes,
                 helpmate: Some(helpmate),
@@ -292,7 +312,7 @@ pub fn is_dead(pos: &Chess, budget: Budget) -> Result<Verdict, WinnabilityError>
         if can_checkmate_fast(pos, side) == Verdict::No {
             continue;
         }
-        match can_checkmate(pos, side, budget)?.verdict {
+        match analyse(pos, side, budget, Render::Checked)?.verdict {
             Verdict::Yes => return Ok(Verdict::No),
             Verdict::No => {}
             Verdict::Unknown => undecided = true,
@@ -439,6 +459,7 @@ fn replay_helpmate(
     start: &Chess,
     side: Color,
     line: &[chess::ChessMove],
+    render: Render,
 ) -> Result<Helpmate, WinnabilityError> {
     let uci_line = || {
         line.iter()
@@ -465,10 +486,14 @@ fn replay_helpmate(
             promotion: solver_move.get_promotion().map(shakmaty_role),
         };
         let m = uci.to_move(&pos).map_err(|_| invalid())?;
-        helpmate.uci.push(m.to_uci(mode).to_string());
-        helpmate
-            .san
-            .push(SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string());
+        if render == Render::Text {
+            helpmate.uci.push(m.to_uci(mode).to_string());
+            helpmate
+                .san
+                .push(SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string());
+        } else {
+            pos.play_unchecked(m);
+        }
         helpmate.moves.push(m);
     }
     if pos.is_checkmate() && pos.turn() == side.other() {
@@ -544,6 +569,32 @@ mod tests {
         let board = SolverBoard::from_position(&pos).unwrap();
         assert_eq!(board.board.en_passant(), Some(chess::Square::E4));
         assert!(board.exact);
+    }
+
+    /// Issue 38: a verdict's line is checked move by move and not written
+    /// out; the same line, the same verdict as the analysis that writes it.
+    #[test]
+    fn a_checked_line_is_the_written_line_without_its_notation() {
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+            "8/8/8/4k3/8/8/3PK3/8 w - - 0 1",
+            "Bb1k1b2/bKp1p1p1/1pP1P1P1/pP4P1/8/P7/8/8 b - - 0 1",
+        ] {
+            let pos = position(fen);
+            for side in Color::ALL {
+                let written = can_checkmate(&pos, side, Budget::DETERMINISTIC).unwrap();
+                let checked = analyse(&pos, side, Budget::DETERMINISTIC, Render::Checked).unwrap();
+                assert_eq!(checked.verdict, written.verdict, "{fen} {side:?}");
+                let moves = |a: &Analysis| a.helpmate.as_ref().map(|h| h.moves.clone());
+                assert_eq!(moves(&checked), moves(&written), "{fen} {side:?}");
+                if let Some(h) = &checked.helpmate {
+                    assert!(h.san.is_empty() && h.uci.is_empty());
+                }
+                if let Some(h) = &written.helpmate {
+                    assert_eq!(h.san.len(), h.moves.len());
+                }
+            }
+        }
     }
 
     #[test]

@@ -482,13 +482,16 @@ impl Actor {
                     None => break,
                 },
                 () = sleep_until_opt(retry), if retry.is_some() => self.retry().await,
+                // What the board reported comes before a tick that fell due
+                // meanwhile: it was stamped when it arrived, and a tick past
+                // its time would stamp it later than it happened.
+                msg = recv_live(&mut self.reader), if self.reader.is_some() && !failed => {
+                    self.live(msg).await;
+                }
                 () = sleep_until_opt(due), if due.is_some() => {
                     if let Some((_, step)) = step {
                         self.step(step).await;
                     }
-                }
-                msg = recv_live(&mut self.reader), if self.reader.is_some() && !failed => {
-                    self.live(msg).await;
                 }
                 () = tokio::time::sleep_until(self.next_check), if !failed => self.check_journal(),
                 Some(entry) = self.verdicts.1.recv(), if !failed => {

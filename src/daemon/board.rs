@@ -59,7 +59,9 @@ pub struct AlertRecord {
     /// The kind, snake_case (the engine's kinds; `rejected_event` for a
     /// board event the engine could not apply; `duplicate_board` on a
     /// central; `lichess_push_failed` and `lichess_game_rejected` from the
-    /// lichess push; `engine_failed` when the board's engine panicked).
+    /// lichess push; `engine_failed` when the board's engine panicked;
+    /// `board_silent`, `wrong_family` and `board_flooding` from the
+    /// board's reader).
     pub kind: String,
     /// Half-moves recorded when it was raised.
     pub ply: usize,

@@ -16,6 +16,8 @@
 //! pawn moves, captures, castling and the positions after them are
 //! analysed.
 
+use std::collections::HashMap;
+
 use shakmaty::{Chess, Color, EnPassantMode, fen::Epd};
 
 use super::Engine;
@@ -23,7 +25,7 @@ use crate::{
     alert::AlertKind,
     event::{Millis, side_name},
     game::{Termination, draw, win},
-    quick_dead::leads_back,
+    quick_dead::{leads_back, open_without_the_solver},
     winnability::{Budget, Verdict, can_checkmate, is_dead},
 };
 
@@ -74,6 +76,163 @@ impl MateCheck {
 /// position at its ply.
 pub fn verdict_position(pos: &Chess) -> String {
     Epd::from_position(pos, EnPassantMode::Legal).to_string()
+}
+
+/// The full dead-position verdicts an engine computed in line, by
+/// position ([`verdict_position`]): a replay meets the same positions in
+/// game after game (the openings), and analyses each once. The analysis is
+/// deterministic (its budget is counted in the solver's nodes, not in
+/// time), so a verdict remembered is the one computed again.
+#[derive(Debug, Clone, Default)]
+pub(super) struct InlineVerdicts {
+    known: HashMap<String, Option<Verdict>>,
+    /// A replay's first reading ([`Engine::assume_alive_in_line`]): the
+    /// positions taken as alive without the analysis, for the caller to
+    /// confirm.
+    assumed: Option<Vec<DeadCheck>>,
+}
+
+impl InlineVerdicts {
+    /// At most this many positions are remembered; then the memory starts
+    /// afresh.
+    const MAX: usize = 1 << 16;
+
+    /// The verdict on `check`'s position; `None` when the solver cannot
+    /// take it.
+    fn verdict(&mut self, check: &DeadCheck) -> Option<Verdict> {
+        let key = check.key();
+        if let Some(&verdict) = self.known.get(&key) {
+            return verdict;
+        }
+        // Taken as alive only where the quick criteria leave the position
+        // open: the dead positions of real games, blocked structures, are
+        // analysed at once, so a first reading rarely needs a second.
+        if let Some(assumed) = &mut self.assumed
+            && open_without_the_solver(&check.position)
+        {
+            assumed.push(check.clone());
+            return Some(Verdict::No);
+        }
+        let verdict = is_dead(&check.position, Budget::DETERMINISTIC).ok();
+        self.remember(key, verdict);
+        verdict
+    }
+
+    fn remember(&mut self, key: String, verdict: Option<Verdict>) {
+        if self.known.len() >= Self::MAX {
+            self.known.clear();
+        }
+        self.known.insert(key, verdict);
+    }
+}
+
+/// What the games of a replay's first reading say of the positions taken
+/// as alive in it ([`Engine::assume_alive_in_line`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirmation {
+    /// Every one is alive: the first reading is the replay.
+    Alive,
+    /// Some may be dead: the verdicts known (by [`verdict_position`]), for
+    /// reading the script again with them ([`Engine::know_dead_verdicts`]).
+    Unsure(Vec<(String, Option<Verdict>)>),
+}
+
+/// Confirms the positions a replay took as alive, by how each game went on.
+///
+/// A position from which the record goes on by legal moves to another is
+/// alive if that one is: deadness is kept along legal moves (Art. 5.2.2: no
+/// series of legal moves from it mates, so none from a position it leads
+/// to does). So on each stretch of a game's final record without an
+/// illegal move, only the last position asked about is analysed, or none
+/// when the stretch ends in checkmate; a position taken back or corrected
+/// since is analysed itself. The analyses run in parallel.
+pub fn confirm_alive(games: &[crate::game::Game], assumed: &[DeadCheck]) -> Confirmation {
+    // A stretch: a game and the number of illegal moves its record has
+    // before the position; positions of one stretch lead to each other by
+    // legal moves.
+    let stretch = |check: &DeadCheck| {
+        let record = &games[check.game];
+        let on_record = record
+            .position_at(check.ply)
+            .is_some_and(|now| verdict_position(now) == check.key());
+        on_record.then(|| {
+            let illegal = |ply: usize| record.moves()[..ply].iter().filter(|m| m.illegal).count();
+            let id = illegal(check.ply);
+            let mates =
+                record.termination() == Some(Termination::Checkmate) && illegal(record.ply()) == id;
+            (check.game, id, mates)
+        })
+    };
+    let stretches: Vec<_> = assumed.iter().map(stretch).collect();
+    // The last position asked about on each stretch (by index in `assumed`).
+    let mut last: HashMap<(usize, usize), usize> = HashMap::new();
+    for (i, s) in stretches.iter().enumerate() {
+        if let Some((game, id, false)) = *s {
+            let entry = last.entry((game, id)).or_insert(i);
+            if assumed[i].ply > assumed[*entry].ply {
+                *entry = i;
+            }
+        }
+    }
+    // Analysed: the last of each stretch not ending in mate, and each
+    // position no longer on its record.
+    let mut analysed: Vec<usize> = last.values().copied().collect();
+    analysed.extend((0..assumed.len()).filter(|&i| stretches[i].is_none()));
+    analysed.sort_unstable();
+    let checks: Vec<&DeadCheck> = analysed.iter().map(|&i| &assumed[i]).collect();
+    let verdicts = analyse_in_parallel(&checks);
+    if verdicts.iter().all(|v| *v == Some(Verdict::No)) {
+        return Confirmation::Alive;
+    }
+    let by_index: HashMap<usize, Option<Verdict>> = analysed.into_iter().zip(verdicts).collect();
+    let known = assumed
+        .iter()
+        .enumerate()
+        .filter_map(|(i, check)| {
+            // Analysed itself: that verdict; alive when the last of its
+            // stretch is, or its stretch ends in mate; otherwise analysed
+            // again as the second reading meets it.
+            let alive = match stretches[i] {
+                Some((_, _, true)) => true,
+                Some((game, id, false)) => {
+                    by_index.get(&last[&(game, id)]) == Some(&Some(Verdict::No))
+                }
+                None => false,
+            };
+            match by_index.get(&i) {
+                Some(&verdict) => Some((check.key(), verdict)),
+                None => alive.then(|| (check.key(), Some(Verdict::No))),
+            }
+        })
+        .collect();
+    Confirmation::Unsure(known)
+}
+
+/// CHA's full analysis of each position, on as many threads as there are
+/// cores; `None` where the solver cannot take it.
+fn analyse_in_parallel(checks: &[&DeadCheck]) -> Vec<Option<Verdict>> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunk = checks.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let running: Vec<_> = checks
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|check| is_dead(&check.position, Budget::DETERMINISTIC).ok())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .flat_map(|thread| {
+                // A panic in the solver is caught inside `is_dead`; a thread
+                // lost anyway leaves its positions undecided.
+                thread.join().unwrap_or_default()
+            })
+            .collect()
+    })
 }
 
 impl Engine {
@@ -179,6 +338,31 @@ impl Engine {
         self.deferred = true;
     }
 
+    /// For a replay's first reading: the full analyses run in line are not
+    /// run where the quick criteria leave the position open
+    /// ([`crate::quick_dead::open_without_the_solver`]); each such position
+    /// is taken as alive and listed ([`Engine::take_assumed_alive`]), for
+    /// [`confirm_alive`] to confirm by how the games went on. The others
+    /// are analysed in line as always.
+    pub fn assume_alive_in_line(&mut self) {
+        self.inline_verdicts.assumed = Some(Vec::new());
+    }
+
+    /// The positions taken as alive since [`Engine::assume_alive_in_line`];
+    /// analyses run in line again from now on.
+    pub fn take_assumed_alive(&mut self) -> Vec<DeadCheck> {
+        self.inline_verdicts.assumed.take().unwrap_or_default()
+    }
+
+    /// Full-analysis verdicts already known, by [`verdict_position`]
+    /// (`None`: the solver cannot take the position): used in line instead
+    /// of analysing those positions again.
+    pub fn know_dead_verdicts(&mut self, known: Vec<(String, Option<Verdict>)>) {
+        for (key, verdict) in known {
+            self.inline_verdicts.remember(key, verdict);
+        }
+    }
+
     /// Unless deferred, runs the analyses due after an event.
     pub(super) fn analyse_in_line(&mut self) {
         if !self.deferred {
@@ -199,11 +383,11 @@ impl Engine {
         // In line, the record cannot change between question and answer.
         while let Some(check) = self.next_dead_check() {
             let at = self.now();
-            match is_dead(&check.position, Budget::DETERMINISTIC) {
-                Ok(verdict) => self.apply_dead_verdict(check.game, check.ply, None, verdict, at),
+            match self.inline_verdicts.verdict(&check) {
+                Some(verdict) => self.apply_dead_verdict(check.game, check.ply, None, verdict, at),
                 // A position the solver cannot take: nothing to say about
                 // it, and the quick test still ran on it.
-                Err(_) => self.skip_dead_check(check.game, check.ply, None),
+                None => self.skip_dead_check(check.game, check.ply, None),
             }
         }
     }
@@ -353,7 +537,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{alert::AlertKind, game::Termination, parse_script};
+    use crate::{EngineConfig, alert::AlertKind, game::Termination, parse_script};
 
     /// An engine that leaves the analyses to the test.
     fn engine(script: &str) -> Engine {
@@ -401,6 +585,85 @@ mod tests {
         e.run_dead_checks_inline();
         assert_eq!(e.game().ply(), 1);
         assert_eq!(e.game().termination(), Some(Termination::DeadPosition));
+    }
+
+    /// Issue 38: a position analysed in line once is not analysed again;
+    /// its verdict is remembered, by position. Planted here: "alive" for
+    /// the dead position after g5, which the analysis would find dead.
+    #[test]
+    fn a_position_analysed_in_line_is_analysed_once() {
+        let mut e = engine(&format!("{BEFORE_G5}lift g4\nplace g5\n"));
+        let check = e.next_dead_check().expect("g5 analysed");
+        assert_eq!(e.inline_verdicts.verdict(&check), Some(Verdict::Yes));
+        e.know_dead_verdicts(vec![(check.key(), Some(Verdict::No))]);
+        assert_eq!(e.inline_verdicts.verdict(&check), Some(Verdict::No));
+    }
+
+    /// Issue 38: a replay's first reading takes every position as alive;
+    /// a game that went on to checkmate confirms them all, with no
+    /// analysis.
+    #[test]
+    fn a_game_that_ends_in_mate_confirms_its_positions_alive() {
+        let mut e = Engine::default();
+        e.assume_alive_in_line();
+        let script = "lift f2\nplace f3\nlift e7\nplace e5\nlift g2\nplace g4\nlift d8\nplace h4\n";
+        for line in parse_script("test", script).unwrap() {
+            e.push(&line.event).unwrap();
+        }
+        e.finish();
+        assert_eq!(e.game().termination(), Some(Termination::Checkmate));
+        let assumed = e.take_assumed_alive();
+        assert!(assumed.len() >= 3, "{assumed:?}");
+        assert_eq!(confirm_alive(e.games(), &assumed), Confirmation::Alive);
+    }
+
+    /// A blocked structure, where the dead positions of real games are, is
+    /// analysed in line even in a first reading: the game ends there at
+    /// once, and nothing is left to confirm.
+    #[test]
+    fn a_first_reading_analyses_blocked_structures_in_line() {
+        let mut e = Engine::default();
+        e.assume_alive_in_line();
+        let script = format!("{BEFORE_G5}lift g4\nplace g5\nlift d8\nplace e8\n");
+        for line in parse_script("test", &script).unwrap() {
+            e.push(&line.event).unwrap();
+        }
+        e.finish();
+        assert_eq!(e.games()[0].ply(), 1);
+        assert_eq!(e.games()[0].termination(), Some(Termination::DeadPosition));
+        assert!(e.take_assumed_alive().is_empty());
+    }
+
+    /// A position no longer on its game's record (taken back, corrected)
+    /// is analysed itself: here a dead one, so the script is read again
+    /// with its verdict.
+    #[test]
+    fn a_position_taken_back_is_analysed_itself() {
+        let e = engine("lift e2\nplace e4\n");
+        let dead = engine(&format!("{BEFORE_G5}lift g4\nplace g5\n"));
+        let check = DeadCheck {
+            game: 0,
+            ply: 1,
+            position: dead.game().position_at(1).unwrap().clone(),
+        };
+        assert_eq!(
+            confirm_alive(e.games(), std::slice::from_ref(&check)),
+            Confirmation::Unsure(vec![(check.key(), Some(Verdict::Yes))])
+        );
+    }
+
+    /// The whole replay: a position only the full analysis proves dead
+    /// ends the game there, at once, as when every position is analysed
+    /// in line (no move made after it, so none void).
+    #[test]
+    fn a_replay_ends_the_game_where_the_full_analysis_finds_it_dead() {
+        let script = format!("{BEFORE_G5}lift g4\nplace g5\nlift d8\nplace e8\n");
+        let e = crate::replay_script("test", &script, EngineConfig::default()).unwrap();
+        let game = &e.games()[0];
+        let moves: Vec<String> = game.moves().iter().map(|m| m.san.to_string()).collect();
+        assert_eq!(moves, ["g5"]);
+        assert_eq!(game.termination(), Some(Termination::DeadPosition));
+        assert!(!game.alerts.iter().any(|a| a.kind == AlertKind::MovesVoid));
     }
 
     #[test]

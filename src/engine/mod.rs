@@ -47,7 +47,7 @@ mod unconfirmed;
 pub use claim::judge_claim;
 pub use config::EngineConfig;
 pub use endings::{automatic_ending, is_dead_fast};
-pub use full_dead::{DeadCheck, MateCheck, verdict_position};
+pub use full_dead::{Confirmation, DeadCheck, MateCheck, confirm_alive, verdict_position};
 pub use hypotheses::lines_san;
 pub use illegal::Attempt;
 pub use orientation::Orientation;
@@ -110,6 +110,8 @@ pub struct Engine {
     /// The full analyses are run elsewhere and fed back (a daemon); by
     /// default the engine runs them itself, in line.
     deferred: bool,
+    /// Full dead-position verdicts computed in line, by position.
+    inline_verdicts: full_dead::InlineVerdicts,
     /// Whether a full scan (or a dump after a reconnection) changed the
     /// sensors last: states may have been skipped.
     scanned: bool,
@@ -213,6 +215,7 @@ impl Engine {
             events: vec![GameEvent::GameStarted { game: 0, at: 0 }],
             rotated: config.orientation == Orientation::Rotated,
             deferred: false,
+            inline_verdicts: full_dead::InlineVerdicts::default(),
             scanned: false,
             hypotheses: Hypotheses::default(),
             behind: false,

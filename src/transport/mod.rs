@@ -34,6 +34,7 @@ use crate::{
 };
 
 pub mod capture;
+pub mod flood;
 pub mod link;
 pub mod ports;
 pub mod probe;
@@ -301,11 +302,12 @@ pub enum BoardMessage {
     /// ([`ReaderConfig::detect`]); the port is read as that family from now on.
     Family { at: Millis, protocol: Protocol },
     /// Something the arbiter must hear about the link: a port silent or
-    /// not there ([`probe::BOARD_SILENT`]), or speaking another family
-    /// ([`probe::WRONG_FAMILY`]).
+    /// not there ([`probe::BOARD_SILENT`]), speaking another family
+    /// ([`probe::WRONG_FAMILY`]), or flooding ([`flood::BOARD_FLOODING`]).
     Alert {
         at: Millis,
-        /// [`probe::BOARD_SILENT`] or [`probe::WRONG_FAMILY`].
+        /// [`probe::BOARD_SILENT`], [`probe::WRONG_FAMILY`] or
+        /// [`flood::BOARD_FLOODING`].
         kind: &'static str,
         /// What was seen, naming the port.
         message: String,
@@ -419,6 +421,7 @@ pub fn spawn_board(config: ReaderConfig) -> Result<ReaderHandle, TransportError>
         stop: stop.clone(),
         capture,
         out: LinkOutput::default(),
+        flood: flood::FloodGuard::new(port.clone()),
     };
     let thread = std::thread::Builder::new()
         .name(format!("board {port}"))
@@ -445,6 +448,8 @@ struct Reader {
     stop: Arc<AtomicBool>,
     capture: Option<Capture>,
     out: LinkOutput,
+    /// Merges what a flooding board repeats ([`flood`]).
+    flood: flood::FloodGuard,
 }
 
 /// Why a connection ended.
@@ -645,6 +650,25 @@ impl Reader {
         }
     }
 
+    /// Sends what the flood guard let through, and what it had to say.
+    fn pass(&self, at: Millis, mut admitted: flood::Admitted) {
+        if let Some(message) = admitted.alert {
+            self.send(BoardMessage::Alert {
+                at,
+                kind: flood::BOARD_FLOODING,
+                message,
+            });
+        }
+        match admitted.events.len() {
+            0 => {}
+            1 => self.send(BoardMessage::Event(admitted.events.remove(0))),
+            _ => self.send(BoardMessage::Events(admitted.events)),
+        }
+        if let Some(text) = admitted.note {
+            self.send(BoardMessage::Note { at, text });
+        }
+    }
+
     fn open(&self) -> Result<Box<dyn serialport::SerialPort>, serialport::Error> {
         let s = self.config.protocol.settings();
         let mut port = serialport::new(&self.config.port, s.baud)
@@ -714,11 +738,8 @@ impl Reader {
                     for text in out.notes.drain(..) {
                         self.send(BoardMessage::Note { at, text });
                     }
-                    match out.events.len() {
-                        0 => {}
-                        1 => self.send(BoardMessage::Event(out.events.remove(0))),
-                        _ => self.send(BoardMessage::Events(std::mem::take(&mut out.events))),
-                    }
+                    let admitted = self.flood.admit(at, std::mem::take(&mut out.events));
+                    self.pass(at, admitted);
                     self.out = out;
                     self.config.clock.received(n);
                     if let Err(end) = result {
@@ -732,6 +753,11 @@ impl Reader {
                     ) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return End::Lost(format!("read failed: {e}")),
+            }
+            if self.flood.flooding() {
+                let at = self.config.clock.now();
+                let held = self.flood.poll(at);
+                self.pass(at, held);
             }
             self.judge(port.as_mut(), &mut watch);
             let now = Instant::now();

@@ -882,15 +882,31 @@ pub(crate) fn virtual_board_with(
     extra: &[String],
     keys: &str,
 ) -> (Child, PathBuf) {
+    virtual_board_playing(
+        dir,
+        &["pgn/opera-game.pgn", "--pgn"],
+        protocol,
+        speed,
+        extra,
+        keys,
+    )
+}
+
+/// The same, the virtual board playing what `played` names (a board
+/// script, or PGN with `--pgn`; relative to the crate's root).
+pub(crate) fn virtual_board_playing(
+    dir: &Path,
+    played: &[&str],
+    protocol: &str,
+    speed: &str,
+    extra: &[String],
+    keys: &str,
+) -> (Child, PathBuf) {
     let link = dir.join("vdgt");
     let board = Command::new(env!("CARGO_BIN_EXE_eboard"))
-        .args([
-            "virtual-board",
-            "pgn/opera-game.pgn",
-            "--pgn",
-            "--protocol",
-            protocol,
-        ])
+        .arg("virtual-board")
+        .args(played)
+        .args(["--protocol", protocol])
         .args(["--speed", speed, "--link", link.to_str().unwrap()])
         .args(extra)
         .current_dir(env!("CARGO_MANIFEST_DIR"))

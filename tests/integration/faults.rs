@@ -786,3 +786,73 @@ fn issue_38_no_event_is_published_before_its_line_is_on_disk() {
         );
     }
 }
+
+/// Issue 38, fault 6: a board whose sensor floods its port (here 10,000
+/// square reports a second for 3 s, a faulty sensor flickering on h2) is
+/// read at a bounded rate: the arbiter is told (`board_flooding`), and the
+/// two moves played right after it are recorded, at the times the board
+/// reported them, not queued behind the flood and stamped together.
+#[test]
+fn issue_38_a_flooding_board_is_told_and_its_next_moves_keep_their_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut script = String::from("@0 tag White Alice\n@0 tag Black Bob\n");
+    for i in 0..15_000u64 {
+        // Ten reports a millisecond: five lifts and five places of h2.
+        let at = 1000 + i / 5;
+        script.push_str(&format!("@{at} lift h2\n@{at} place h2 P\n"));
+    }
+    script.push_str(
+        "@6000 lift e2\n@6300 place e4 P\n@6500 press white\n\
+         @7500 lift e7\n@7800 place e5 p\n@8000 press black\n",
+    );
+    let path = dir.path().join("flood.board");
+    std::fs::write(&path, script).unwrap();
+    let (mut board, config) = crate::daemon::virtual_board_playing(
+        dir.path(),
+        &[path.to_str().unwrap(), "--no-artefacts"],
+        "dgt",
+        "1",
+        &[],
+        "",
+    );
+    let data = dir.path().join("data");
+    let d = Daemon::start(&run_args(&config, &data, "1"));
+    // A generous deadline: the flood lasts 3 s, the moves come 3 s later.
+    let b = wait_board_1(&d, 90, |b| b["ply"] == 2);
+    assert!(has_alert(&b, "board_flooding"), "{b}");
+    let detail = d.json("/boards/1");
+    let moves: Vec<&str> = detail["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["san"].as_str().unwrap())
+        .collect();
+    assert_eq!(moves, ["e4", "e5"]);
+    let flooding = detail["alerts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == "board_flooding")
+        .collect::<Vec<_>>();
+    assert_eq!(flooding.len(), 1, "said once: {flooding:?}");
+    let message = flooding[0]["message"].as_str().unwrap();
+    assert!(message.contains("cable"), "{message}");
+    let _ = board.kill();
+    let _ = board.wait();
+    // The journal: each move's place at its own time, in order.
+    let lines = journal_lines(&data.join("boards/1.jsonl"));
+    let placed = |square: shakmaty::Square| {
+        lines
+            .iter()
+            .rev()
+            .find(|l| {
+                matches!(l.entry, Entry::Event(eboard::BoardEvent::Place(sq, _)) if sq == square)
+            })
+            .map(|l| l.at)
+            .expect("the move's place is journaled")
+    };
+    let (e4, e5) = (placed(shakmaty::Square::E4), placed(shakmaty::Square::E5));
+    assert!(e4 < e5, "the two moves journaled at {e4} and {e5}");
+    // The flood was merged, not journaled report by report.
+    assert!(lines.len() < 15_000, "{} journal lines", lines.len());
+}
