@@ -976,7 +976,11 @@ const DISPLACED: &str = "\
 
 /// Reads events until `done` holds for the events read, then until none
 /// comes for a second (at most `secs` in all).
-fn read_events(sse: &mut SseReader, secs: u64, done: impl Fn(&[Sse]) -> bool) -> Vec<Sse> {
+pub(crate) fn read_events(
+    sse: &mut SseReader,
+    secs: u64,
+    done: impl Fn(&[Sse]) -> bool,
+) -> Vec<Sse> {
     let deadline = Instant::now() + Duration::from_secs(secs);
     let mut events = Vec::new();
     loop {
