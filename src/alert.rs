@@ -74,9 +74,40 @@ pub enum AlertKind {
     /// engine had told the arbiter nothing of it: eboard no longer follows
     /// the board (sync `lost`), whatever the reason.
     RecordStopped,
+    /// A clock report shows a player's time at 0:00: his flag counts as
+    /// fallen once the arbiter observes it (Art. 6.8). Information, once
+    /// per game and player; the game goes on until the fall is recorded.
+    FlagShown,
 }
 
 impl AlertKind {
+    /// Every kind, in the order they are declared (the reference checks
+    /// that each is documented).
+    pub const ALL: [AlertKind; 22] = [
+        AlertKind::MovesInferred,
+        AlertKind::Takeback,
+        AlertKind::MoveChanged,
+        AlertKind::ThreefoldClaimable,
+        AlertKind::FiftyMovesClaimable,
+        AlertKind::ClaimRejected,
+        AlertKind::DrawRejected,
+        AlertKind::IllegalMove,
+        AlertKind::PawnNotPromoted,
+        AlertKind::ClockWithoutMove,
+        AlertKind::PositionRestored,
+        AlertKind::DisplacedPieces,
+        AlertKind::TouchMove,
+        AlertKind::IllegalMoveStands,
+        AlertKind::IllegalPosition,
+        AlertKind::ResultSignal,
+        AlertKind::BoardRotated,
+        AlertKind::OutOfSync,
+        AlertKind::DeadPositionUndecided,
+        AlertKind::MovesVoid,
+        AlertKind::RecordStopped,
+        AlertKind::FlagShown,
+    ];
+
     /// Whether the alert reports an irregularity (something an arbiter must
     /// look into), rather than information such as a claimable draw.
     pub fn is_irregularity(self) -> bool {
@@ -86,6 +117,7 @@ impl AlertKind {
                 | AlertKind::FiftyMovesClaimable
                 | AlertKind::PositionRestored
                 | AlertKind::DeadPositionUndecided
+                | AlertKind::FlagShown
         )
     }
 
@@ -113,6 +145,7 @@ impl AlertKind {
             AlertKind::DeadPositionUndecided => "dead_position_undecided",
             AlertKind::MovesVoid => "moves_void",
             AlertKind::RecordStopped => "record_stopped",
+            AlertKind::FlagShown => "flag_shown",
         }
     }
 }
@@ -130,4 +163,42 @@ pub struct Alert {
     pub message: String,
     /// What the Laws prescribe, where they prescribe a consequence.
     pub ruling: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AlertKind;
+
+    /// `ALL` holds every kind once: a kind added to the enum must be added
+    /// there too, or this match stops compiling.
+    #[test]
+    fn all_holds_every_kind_once() {
+        for (i, kind) in AlertKind::ALL.iter().enumerate() {
+            let declared = match kind {
+                AlertKind::MovesInferred => 0,
+                AlertKind::Takeback => 1,
+                AlertKind::MoveChanged => 2,
+                AlertKind::ThreefoldClaimable => 3,
+                AlertKind::FiftyMovesClaimable => 4,
+                AlertKind::ClaimRejected => 5,
+                AlertKind::DrawRejected => 6,
+                AlertKind::IllegalMove => 7,
+                AlertKind::PawnNotPromoted => 8,
+                AlertKind::ClockWithoutMove => 9,
+                AlertKind::PositionRestored => 10,
+                AlertKind::DisplacedPieces => 11,
+                AlertKind::TouchMove => 12,
+                AlertKind::IllegalMoveStands => 13,
+                AlertKind::IllegalPosition => 14,
+                AlertKind::ResultSignal => 15,
+                AlertKind::BoardRotated => 16,
+                AlertKind::OutOfSync => 17,
+                AlertKind::DeadPositionUndecided => 18,
+                AlertKind::MovesVoid => 19,
+                AlertKind::RecordStopped => 20,
+                AlertKind::FlagShown => 21,
+            };
+            assert_eq!(declared, i, "{}", kind.as_str());
+        }
+    }
 }

@@ -15,7 +15,10 @@
 //! With a broadcast delay (see [`super::delay`]) every read without the
 //! arbiters' token (`Authorization: Bearer`, or the dashboard's
 //! `eboard_token` cookie once the token is pasted) gets the delayed view:
-//! the round as it stood `delay` ago, events included.
+//! the round as it stood `delay` ago, events included. The reads that
+//! depend on the token say so (`Vary: Authorization, Cookie`), so that a
+//! cache between the hall and the public never hands the live view to a
+//! reader without it.
 
 use std::{
     collections::HashMap,
@@ -138,10 +141,23 @@ pub fn router(state: AppState) -> Router {
         .route("/round.pgn", get(round_pgn))
         .route("/boards", get(boards))
         .route("/boards/{file}", get(board))
-        .route("/boards/{id}/actions", post(action))
         .route("/events", get(events))
+        // The reads above show the token's view.
+        .route_layer(axum::middleware::map_response(vary_by_token))
+        .route("/boards/{id}/actions", post(action))
         .route("/favicon.ico", get(favicon))
         .with_state(state)
+}
+
+/// Marks a response as depending on the request's token (the bearer
+/// header or the dashboard's cookie): with a delay, its body does. Sent
+/// without a delay too, so that a cache keeps working when one is set.
+async fn vary_by_token(mut response: Response) -> Response {
+    response.headers_mut().append(
+        header::VARY,
+        HeaderValue::from_static("Authorization, Cookie"),
+    );
+    response
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {

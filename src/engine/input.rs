@@ -51,7 +51,8 @@ impl Engine {
             }
             BoardEvent::Reconnected => self.reconnected = true,
             BoardEvent::Clock(white, black) => {
-                self.clock.last = Some((*white, *black));
+                let before = self.clock.last.replace((*white, *black));
+                self.flag_shown(before, (*white, *black));
                 // Times reported while the board shows a state not read yet
                 // belong to the record as it will be once it is read.
                 if !self.settle.hold_clock() && self.report_belongs_to_record() {

@@ -25,6 +25,7 @@ mod correct;
 mod endings;
 mod evaluate;
 mod first_reading;
+mod flag;
 mod full_dead;
 mod guard;
 mod hypotheses;

@@ -138,6 +138,12 @@ fn player(tags: &Tags, color: &str, path: &Path) -> Result<Player, PairingsError
     if name.is_empty() && fide_id.is_none() {
         return Err(bad(color, "the player has neither a name nor a FIDE id"));
     }
+    // Checked as the event file's names and the `players` action's are
+    // (a player named by FIDE id alone may have no name, as there).
+    if !name.is_empty() {
+        crate::daemon::values::check_name(&format!("{color}'s name"), &name)
+            .map_err(|m| bad(color, &m))?;
+    }
     Ok(Player {
         name,
         fide_id,

@@ -94,6 +94,8 @@ pub fn player_line(path: &Path, n: usize, text: &str) -> Result<PlayerLine, Pair
     if name.is_empty() {
         return Err(bad("no name in columns 15-47".into()));
     }
+    // Checked as the event file's names and the `players` action's are.
+    crate::daemon::values::check_name("the name (columns 15-47)", &name).map_err(bad)?;
     let mut rounds = Vec::new();
     let mut r = 1;
     while round_column(r) <= chars.len() {

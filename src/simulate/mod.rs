@@ -861,7 +861,12 @@ impl Clocks {
         let side = mover.fold_wb(0, 1);
         self.remaining[side] = match self.given.get(ply_index).copied().flatten() {
             Some(t) => t,
-            None => (self.remaining[side] + self.increment).saturating_sub(rng.random_range(1..20)),
+            // Invented times never reach 0:00: the game was finished on
+            // the board, so the player's flag did not fall (a clock at
+            // 0:00 tells the arbiter of a flag, Art. 6.8).
+            None => (self.remaining[side] + self.increment)
+                .saturating_sub(rng.random_range(1..20))
+                .max(1),
         };
         (self.remaining[0], self.remaining[1])
     }

@@ -992,7 +992,11 @@ const DISPLACED: &str = "\
 
 /// Reads events until `done` holds for the events read, then until none
 /// comes for a second (at most `secs` in all).
-fn read_events(sse: &mut SseReader, secs: u64, done: impl Fn(&[Sse]) -> bool) -> Vec<Sse> {
+pub(crate) fn read_events(
+    sse: &mut SseReader,
+    secs: u64,
+    done: impl Fn(&[Sse]) -> bool,
+) -> Vec<Sse> {
     let deadline = Instant::now() + Duration::from_secs(secs);
     let mut events = Vec::new();
     loop {
@@ -1003,6 +1007,31 @@ fn read_events(sse: &mut SseReader, secs: u64, done: impl Fn(&[Sse]) -> bool) ->
             None => panic!("events not done within {secs} s: {events:?}"),
         }
     }
+}
+
+/// Restarts the daemon (stopped) on `data`: it derives every event again
+/// from the journal, ids included, the same as `live`, and journals
+/// nothing. Returns the restarted daemon.
+fn restart_replays(config: &Path, data: &Path, live: &[Sse]) -> Daemon {
+    let journal = data.join("boards/1.jsonl");
+    let before = std::fs::read(&journal).unwrap();
+    let d = Daemon::start(&run_args(config, data, "10"));
+    let mut sse = SseReader::open(&d.addr, Some("0"));
+    let n = live.len();
+    let replayed = read_events(&mut sse, 30, |events| events.len() >= n);
+    let show = |events: &[Sse]| -> Vec<String> {
+        events
+            .iter()
+            .map(|e| format!("{} {} {}", e.id, e.kind, e.data))
+            .collect()
+    };
+    assert_eq!(show(&replayed), show(live));
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        before,
+        "a restart journals nothing"
+    );
+    d
 }
 
 #[test]
@@ -1067,26 +1096,8 @@ fn issue_9_live_and_replayed_events_agree_across_displacement_and_undo() {
     live.extend(read_events(&mut sse, 30, |events| {
         events.iter().any(|e| e.kind == "retracted")
     }));
-    let before = std::fs::read(&journal).unwrap();
     d.kill();
-
-    // The restarted daemon derives every event again from the journal.
-    let d = Daemon::start(&run_args(&config, &data, "10"));
-    let mut sse = SseReader::open(&d.addr, Some("0"));
-    let n = live.len();
-    let replayed = read_events(&mut sse, 30, |events| events.len() >= n);
-    let show = |events: &[Sse]| -> Vec<String> {
-        events
-            .iter()
-            .map(|e| format!("{} {} {}", e.id, e.kind, e.data))
-            .collect()
-    };
-    assert_eq!(show(&replayed), show(&live));
-    assert_eq!(
-        std::fs::read(&journal).unwrap(),
-        before,
-        "a restart journals nothing"
-    );
+    let d = restart_replays(&config, &data, &live);
 
     // The dashboard shows each open alert with its ruling.
     if let Some(browser) = chromium() {
@@ -1098,6 +1109,54 @@ fn issue_9_live_and_replayed_events_agree_across_displacement_and_undo() {
     } else {
         eprintln!("notice: chromium is not installed; the dashboard part is skipped");
     }
+}
+
+/// Issue 36: White's clock runs down to 0:00 and the clock goes on
+/// reporting it.
+const FLAG_DOWN: &str = "\
+@1000 lift e2
+@1300 place e4
+@1500 press white
+@1520 clock 0:00:03 0:01:00
+@3000 lift e7
+@3300 place e5
+@3500 press black
+@3520 clock 0:00:03 0:00:58
+@4520 clock 0:00:02 0:00:58
+@5520 clock 0:00:01 0:00:58
+@6520 clock 0:00:00 0:00:58
+@7520 clock 0:00:00 0:00:58
+@8520 clock 0:00:00 0:00:58
+";
+
+/// Issue 36: the daemon tells the arbiter once that White's clock reads
+/// 0:00 (Art. 6.8) and the game goes on; a restart derives the same events
+/// from the journal, byte for byte, and journals nothing.
+#[test]
+fn issue_36_flag_shown_live_and_replayed_from_the_journal_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = script_board(dir.path(), "Flag Cup", FLAG_DOWN);
+    let d = Daemon::start(&run_args(&config, &data, "10"));
+    let mut sse = SseReader::open(&d.addr, Some("0"));
+    let live = read_events(&mut sse, 60, |events| {
+        events
+            .iter()
+            .any(|e| e.kind == "connection" && e.data.to_string().contains("ended"))
+    });
+    let flags: Vec<&Sse> = live
+        .iter()
+        .filter(|e| e.kind == "alert" && e.data["kind"] == "flag_shown")
+        .collect();
+    assert_eq!(flags.len(), 1, "{live:?}");
+    assert_eq!(flags[0].data["side"], "white");
+    assert_eq!(flags[0].data["ply"], 2);
+    assert_eq!(flags[0].data["irregularity"], false);
+    let ruling = flags[0].data["ruling"].as_str().unwrap_or_default();
+    assert!(ruling.contains("(Art. 6.9)"), "{ruling}");
+    let board = d.json("/boards/1");
+    assert_eq!(board["result"], "*", "the game goes on: {board}");
+    d.kill();
+    restart_replays(&config, &data, &live).kill();
 }
 
 // === issue 11: faults and abuse ===

@@ -379,3 +379,93 @@ fn issue_36_the_public_sees_the_round_of_20_s_earlier_across_a_restart() {
         let _ = &p.last_event_id;
     }
 }
+
+/// Issue 36: every read whose body depends on the token says so with
+/// `Vary: Authorization, Cookie`, 304s included, so that a cache between
+/// the hall and the public never serves the arbiters' live view to a
+/// reader without the token. Read with reqwest, a client of its own.
+#[test]
+fn issue_36_reads_that_depend_on_the_token_vary_by_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = crate::daemon::script_board(
+        dir.path(),
+        "Vary Cup",
+        "@1000 lift e2\n@1300 place e4\n@1500 press white\n",
+    );
+    let mut args = crate::daemon::run_args(&config, &data, "10");
+    args.extend(["--broadcast-delay", "1h"]);
+    let d = Daemon::start(&args);
+    let bearer = format!("Bearer {}", token(&data));
+    // The live view (the public's is an hour behind) has the move.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !http(
+        &d.addr,
+        "GET",
+        "/boards/1.pgn",
+        &[("Authorization", &bearer)],
+        None,
+    )
+    .body
+    .contains("1. e4")
+    {
+        assert!(Instant::now() < deadline, "e4 not read within 30 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let base = format!("http://{}", d.addr);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let get = |path: &str, auth: Option<&str>, etag: Option<&str>| {
+            let mut request = client.get(format!("{base}{path}"));
+            if let Some(auth) = auth {
+                request = request.header("Authorization", auth);
+            }
+            if let Some(etag) = etag {
+                request = request.header("If-None-Match", etag);
+            }
+            request.send()
+        };
+        let vary = |r: &reqwest::Response| -> Vec<String> {
+            r.headers()
+                .get_all("vary")
+                .iter()
+                .flat_map(|v| v.to_str().unwrap_or("").split(','))
+                .map(|v| v.trim().to_ascii_lowercase())
+                .collect()
+        };
+        for path in [
+            "/",
+            "/round.pgn",
+            "/round.pgn?boards=1",
+            "/boards",
+            "/boards/1",
+            "/boards/1.pgn",
+            "/events",
+        ] {
+            for auth in [None, Some(bearer.as_str())] {
+                let r = get(path, auth, None).await.unwrap();
+                assert_eq!(r.status(), 200, "{path}");
+                let v = vary(&r);
+                assert!(
+                    v.contains(&"authorization".to_owned()) && v.contains(&"cookie".to_owned()),
+                    "GET {path} (token: {}): Vary {v:?}",
+                    auth.is_some()
+                );
+            }
+        }
+        // Why: the same URL gives the public no move yet, the token e4.
+        let public = get("/boards/1.pgn", None, None).await.unwrap();
+        assert!(!public.text().await.unwrap().contains("e4"));
+        let live = get("/boards/1.pgn", Some(&bearer), None).await.unwrap();
+        assert!(live.text().await.unwrap().contains("1. e4"));
+        let again = get("/round.pgn", None, None).await.unwrap();
+        let etag_round = again.headers()["etag"].to_str().unwrap().to_owned();
+        let not_modified = get("/round.pgn", None, Some(&etag_round)).await.unwrap();
+        assert_eq!(not_modified.status(), 304);
+        assert!(vary(&not_modified).contains(&"authorization".to_owned()));
+    });
+    d.kill();
+}

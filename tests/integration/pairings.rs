@@ -308,6 +308,60 @@ fn issue_36_pgn_pairings_and_their_errors() {
     );
 }
 
+/// Issue 36: a name read from a pairings file is checked as the event
+/// file's names and the `players` action's are (1 to 200 bytes, no control
+/// character: names are printed in PGN tags), the error naming the file
+/// and the line.
+#[test]
+fn issue_36_pairings_names_are_checked_as_config_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, text: &str| -> String {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let out = eboard(&["pairings", file.to_str().unwrap(), "--round", "3"], None);
+        assert_eq!(out.status.code(), Some(2), "{name} is refused");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // White's tag of round 3's second game is at line 12, Black's at 13.
+    let long = PGN_PAIRINGS.replace("Caruana, Fabiano", &"x".repeat(201));
+    let err = run("long.pgn", &long);
+    assert!(
+        err.contains("long.pgn:12:") && err.contains("1 to 200 bytes"),
+        "{err}"
+    );
+    let control = PGN_PAIRINGS.replace("Nakamura, Hikaru", "Nakamura,\u{1b}[31m Hikaru");
+    let err = run("control.pgn", &control);
+    assert!(
+        err.contains("control.pgn:13:") && err.contains("control character"),
+        "{err}"
+    );
+    // 200 bytes is a name still.
+    let file = dir.path().join("fits.pgn");
+    std::fs::write(
+        &file,
+        PGN_PAIRINGS.replace("Caruana, Fabiano", &"x".repeat(200)),
+    )
+    .unwrap();
+    let out = eboard(&["pairings", file.to_str().unwrap(), "--round", "3"], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // TRF: player 2's line (line 4) with a control character in its name.
+    let mut lines = six_players();
+    // The same number of characters: every column stays where it was.
+    lines[3] = lines[3].replace("Bravo, Ben", "Bravo,\u{7}Ben");
+    let file = write(dir.path(), "control.trf", &lines, "\n");
+    let out = eboard(&["pairings", &file, "--round", "3"], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("control.trf:4:") && err.contains("control character"),
+        "{err}"
+    );
+}
+
 #[test]
 fn issue_36_a_config_takes_its_players_from_the_pairings() {
     let dir = tempfile::tempdir().unwrap();

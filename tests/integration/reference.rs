@@ -100,6 +100,24 @@ fn every_config_key_is_in_the_config_reference() {
     );
 }
 
+/// Every alert kind the engine raises has its row in the arbiter's guide.
+#[test]
+fn every_alert_kind_is_in_the_arbiters_guide() {
+    let path = root().join("docs/guide/arbiter.md");
+    let text = read(&path);
+    let missing: Vec<&str> = eboard::AlertKind::ALL
+        .iter()
+        .map(|k| k.as_str())
+        .filter(|k| !text.contains(&format!("| `{k}` |")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} does not list the alerts:\n  {}",
+        path.display(),
+        missing.join("\n  ")
+    );
+}
+
 /// Every key of the event file, dotted (`board.white.name`), found by
 /// running the config types' `Deserialize` against a deserializer that
 /// records the field names each struct asks for.

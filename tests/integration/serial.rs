@@ -959,3 +959,95 @@ fn issue_10_run_reads_boards_turned_round() {
         assert_eq!(kinds, alerts, "{protocol}: {detail}");
     }
 }
+
+/// The `flag_shown` alerts a PGN's clock times call for (Art. 6.8), as
+/// (game, ply, side): once per game and player, at the first of his moves
+/// after which his clock reads 0:00 having read more before, unless that
+/// move ended the game. Computed from the PGN alone.
+fn flags_expected(games: &[ImportedGame]) -> Vec<(usize, usize, shakmaty::Color)> {
+    use shakmaty::Position;
+    let mut want = Vec::new();
+    for (g, game) in games.iter().enumerate() {
+        let mut pos = game.start.clone();
+        let mut before: [Option<u32>; 2] = [None, None];
+        let mut told = [false; 2];
+        for (i, (&m, &clock)) in game.moves.iter().zip(&game.clocks).enumerate() {
+            let side = pos.turn();
+            let s = side.fold_wb(0, 1);
+            pos.play_unchecked(m);
+            if clock == Some(0)
+                && before[s].is_some_and(|t| t > 0)
+                && !told[s]
+                && !pos.is_game_over()
+            {
+                told[s] = true;
+                want.push((g + 1, i + 1, side));
+            }
+            before[s] = clock;
+        }
+    }
+    want
+}
+
+/// The `flag_shown` alerts an engine raised, as (game, ply, side).
+fn flags_raised(engine: &Engine) -> Vec<(usize, usize, shakmaty::Color)> {
+    reported_games(engine)
+        .iter()
+        .enumerate()
+        .flat_map(|(g, game)| {
+            game.alerts
+                .iter()
+                .filter(|a| a.kind == eboard::AlertKind::FlagShown)
+                .map(move |a| (g + 1, a.ply, a.side.expect("a side")))
+        })
+        .collect()
+}
+
+/// Outages from just after the last clock report of each game but the
+/// last to just after the second report of the next game.
+fn game_changes(games: &[ImportedGame], events: &[TimedEvent]) -> Vec<(u64, u64)> {
+    let clocks = clock_times(events);
+    let mut end = 0;
+    let mut windows = Vec::new();
+    for game in &games[..games.len() - 1] {
+        end += game.moves.len();
+        windows.push((clocks[end - 1] + 1, clocks[end + 1] + 1));
+    }
+    windows
+}
+
+/// Issue 36: a clock at 0:00 tells the arbiter of the flag (`flag_shown`)
+/// from the clock reports alone, so a DGT board read live over a
+/// pseudo-terminal and the script it played raise it alike: the same
+/// games, plies and players, the ones the PGN's clock times call for. The
+/// cable is pulled at every change of game, from the last game's last
+/// clock report to the new one's second: what the board's log gives back
+/// carries the last game's time of the player who has not pressed yet
+/// (0:00 after some games), which is no flag of the new game.
+#[test]
+fn issue_36_flag_shown_live_over_a_pty_and_from_the_script_agree() {
+    let Some(lichess) = corpus("lichess-sample.pgn") else {
+        return;
+    };
+    let games: Vec<ImportedGame> = lichess
+        .into_iter()
+        .filter(|g| g.clocks.contains(&Some(0)))
+        .take(8)
+        .collect();
+    let want = flags_expected(&games);
+    assert!(want.len() >= 4, "the corpus runs clocks down: {want:?}");
+    let events = script(&games, Protocol::Dgt, 36);
+    let direct = run_engine(&events);
+    assert_eq!(flags_raised(&direct), want, "from the script");
+    let dir = TempDir::new("flag-shown");
+    let plan = PlanOptions {
+        artefacts: true,
+        seed: 136,
+        unplugged: game_changes(&games, &events),
+        rotated: false,
+        cable_powered: false,
+    };
+    let live = play_live(&events, Protocol::Dgt, plan, dir.path(), None);
+    let engine = run_engine(&merge(live.wire, live.off_wire));
+    assert_eq!(flags_raised(&engine), want, "read live");
+}
