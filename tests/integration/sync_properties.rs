@@ -5,8 +5,8 @@
 use std::sync::OnceLock;
 
 use eboard::{
-    BoardEvent, EngineConfig, Hostile, Noise, SimOptions, SyncState, pgn::ImportedGame,
-    replay::reported_games, replay_script, simulate, write_script,
+    BoardEvent, Engine, EngineConfig, Hostile, Noise, SimOptions, SyncState, pgn::ImportedGame,
+    replay::reported_games, script::parse_script, simulate, write_script,
 };
 use proptest::prelude::*;
 
@@ -51,7 +51,11 @@ fn options() -> impl Strategy<Value = SimOptions> {
 
 /// The game's record and whether the board is said in sync at the end. The
 /// players' resignation or agreement is left out: it ends the game however
-/// the board stands, and the guard speaks of games under way.
+/// the board stands, and the guard speaks of games under way. The board
+/// then stands as it was left for longer than the displaced-pieces
+/// deadline: the guard speaks of a board that has stood differently from
+/// the record for that long, not of a move made a moment before the input
+/// ended.
 fn replayed(game: &ImportedGame, opts: &SimOptions) -> (Vec<shakmaty::Move>, SyncState) {
     let mut events = simulate(std::slice::from_ref(game), opts);
     if events.last().is_some_and(|e| {
@@ -62,8 +66,14 @@ fn replayed(game: &ImportedGame, opts: &SimOptions) -> (Vec<shakmaty::Move>, Syn
     }) {
         events.pop();
     }
-    let engine =
-        replay_script("sim.board", &write_script(&events), EngineConfig::default()).unwrap();
+    let config = EngineConfig::default();
+    let mut engine = Engine::new(config);
+    for e in parse_script("sim.board", &write_script(&events)).unwrap() {
+        engine.push(&e.event).unwrap();
+    }
+    let last = events.last().map_or(0, |e| e.at);
+    engine.advance_to(last + 2 * config.displaced_ms + config.settle_ms);
+    engine.finish();
     let moves = reported_games(&engine)[0]
         .moves()
         .iter()
@@ -72,8 +82,68 @@ fn replayed(game: &ImportedGame, opts: &SimOptions) -> (Vec<shakmaty::Move>, Syn
     (moves, engine.sync_state())
 }
 
+/// Whether the record stopped one ply short because the game's last move
+/// is a capture on an occupancy board with no clock: the board then shows
+/// exactly what the capturing piece lifted and still in the hand shows (the
+/// captured piece's square stays occupied), and nothing completes the move
+/// (no press, no opponent's lift, Art. 6.2.1). Waiting is right; no guard
+/// may call that board lost.
+fn last_capture_never_completed(game: &ImportedGame, opts: &SimOptions, recorded: usize) -> bool {
+    opts.occupancy
+        && !opts.clock
+        && recorded + 1 == game.moves.len()
+        && game.moves.last().is_some_and(|m| m.is_capture())
+}
+
+/// Found by the property below with a random seed: 20.Rxg4, the game's
+/// last move, on an occupancy board scanning every second with no clock.
+/// The record waits one ply short, and may: the capture is never completed.
+#[test]
+fn a_last_capture_no_press_completes_is_the_only_wait_excused() {
+    let Some(games) = corpus() else { return };
+    let opts = SimOptions {
+        seed: 1039918073723395517,
+        occupancy: true,
+        clock: false,
+        noise: Noise::Human,
+        hostile: Hostile {
+            scan_ms: Some(1000),
+            blips: false,
+            slow_hands: true,
+            outages: false,
+            rotated: false,
+        },
+    };
+    let game = &games[80];
+    let (moves, sync) = replayed(game, &opts);
+    assert!(
+        moves.len() == game.moves.len()
+            || sync != SyncState::Ok
+            || last_capture_never_completed(game, &opts, moves.len()),
+        "{} of {} plies, {sync:?}",
+        moves.len(),
+        game.moves.len()
+    );
+    // With a clock, the press completes it: the whole game is recorded.
+    let (moves, _) = replayed(
+        game,
+        &SimOptions {
+            clock: true,
+            ..opts
+        },
+    );
+    assert_eq!(moves.len(), game.moves.len());
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    // A fixed seed: CI runs the same cases every time, so a red run always
+    // names a reproducible case (new cases come from the README's fresh
+    // test seeds and from changing this seed on purpose).
+    #![proptest_config(ProptestConfig {
+        cases: 24,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x0eb0_a4d1_0000_0035),
+        ..ProptestConfig::default()
+    })]
 
     /// Any board whose record stopped short of the game is not `ok`.
     #[test]
@@ -81,7 +151,7 @@ proptest! {
         let Some(games) = corpus() else { return Ok(()) };
         let game = &games[index % games.len()];
         let (moves, sync) = replayed(game, &opts);
-        if moves.len() < game.moves.len() {
+        if moves.len() < game.moves.len() && !last_capture_never_completed(game, &opts, moves.len()) {
             prop_assert_ne!(sync, SyncState::Ok, "{} of {} plies, {:?}", moves.len(), game.moves.len(), opts);
         }
     }
