@@ -44,6 +44,7 @@ mod slide;
 mod snapshots;
 mod touch;
 mod unconfirmed;
+mod unseen_capture;
 
 pub use claim::judge_claim;
 pub use config::EngineConfig;
