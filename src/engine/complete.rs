@@ -189,7 +189,7 @@ impl Engine {
         self.sensed.shows_position(pos) || super::progress::in_progress(pos, &self.sensed)
     }
 
-    fn may_lag(&self) -> bool {
+    pub(super) fn may_lag(&self) -> bool {
         self.behind
             || self.unlisted.is_some()
             || self.unseen_since_dump() && !self.sensed.identifies_all()
