@@ -11,7 +11,6 @@ impl Engine {
     pub(super) fn read_board(&mut self) {
         let clock_pending = self.settle.mark_read();
         self.opponent_lift_completed_unseen_capture();
-        self.opponent_lift_ended_slide();
         if !self.next_game_set_up() {
             self.evaluate_at(false);
         }

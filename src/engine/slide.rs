@@ -6,7 +6,7 @@
 //! move is completed (a press, the end of the game), never at the settle
 //! time alone.
 
-use shakmaty::{Move, Position, Square, attacks};
+use shakmaty::{Bitboard, Move, Position, Square, attacks};
 
 use super::Engine;
 use crate::event::Millis;
@@ -23,7 +23,7 @@ impl Engine {
     pub(super) fn read_deadline(&self) -> Option<Millis> {
         let settled = self.settle.deadline(self.config.settle_ms)?;
         Some(
-            self.held_until()
+            self.held_until(None)
                 .map_or(settled, |until| settled.max(until)),
         )
     }
@@ -31,77 +31,34 @@ impl Engine {
     /// Whether the unread board state is to be read at `t`.
     pub(super) fn read_due(&self, t: Millis) -> bool {
         self.settle.is_due(t, self.config.settle_ms)
-            && self.held_until().is_none_or(|until| t >= until)
+            && self.held_until(None).is_none_or(|until| t >= until)
     }
 
-    /// The settled board shows a piece put on an empty square of its path
-    /// (a state held for a slide) and, lifted after it, one of the
-    /// opponent's pieces it was not on its way to capture, a lift that
-    /// outlived any blip: the piece was released there, and the move is
-    /// recorded before the state is read (with no clock that lift also
-    /// completes it, Art. 6.2.1).
-    pub(super) fn opponent_lift_ended_slide(&mut self) {
-        if self.scanned || self.game().is_over() || self.may_lag() || self.phase.is_restoring() {
+    /// Before the opponent lifts his piece on `sq`: that lift completes the
+    /// move on the board (Art. 6.2.1), so a settled state held only until
+    /// the move is completed (a piece that might slide on, a capture a
+    /// blip looks like) is read first, unless the lifted piece is one the
+    /// moving piece may be on its way to capture.
+    pub(super) fn read_before_opponent_lift(&mut self, sq: Square, t: Millis) {
+        if !self.settle.is_due(t, self.config.settle_ms) || self.read_due(t) {
             return;
         }
         let pos = self.game().position();
-        let board = pos.board();
-        let sensed = self.sensed.occupied();
-        let vacated = board.occupied() & !sensed;
-        let (Some(from), Some(to), Some(sq)) = (
-            (vacated & board.by_color(pos.turn())).single_square(),
-            (sensed & !board.occupied()).single_square(),
-            (vacated & board.by_color(!pos.turn())).single_square(),
-        ) else {
-            return;
-        };
-        let s = &self.sensed;
-        if s.last_lift(sq) < s.last_place(to)
-            || s.piece_at(to)
-                .is_some_and(|p| board.piece_at(from) != Some(p))
-        {
-            return;
-        }
-        // It stood the settle time before that lift: only the slide held it.
-        let stood = match (self.placed[to.to_usize()], self.lifted[sq.to_usize()]) {
-            (Some((put, _)), Some((lift, ..))) => lift.saturating_sub(put) >= self.config.settle_ms,
-            _ => false,
-        };
-        let legal = pos.legal_moves();
-        let crossing = |end: Square| attacks::between(from, end).contains(to);
-        let ends: Vec<Square> = legal
-            .iter()
-            .filter_map(|&m| target(m, from, pos.turn()))
-            .filter(|&end| crossing(end))
-            .collect();
-        let capturing = ends.contains(&sq);
-        if !stood || ends.is_empty() {
-            return;
-        }
-        let Some(&m) = legal.iter().find(|m| {
-            matches!(m, Move::Normal { from: f, to: t, capture: None, promotion: None, .. }
-                if *f == from && *t == to)
-        }) else {
-            return;
-        };
-        if capturing {
-            return;
-        }
-        let since = self.settle.since();
-        self.record(&[m], since, s.last_lift(sq).saturating_sub(1));
-        if !self.clock.in_use {
-            self.complete_all(since);
+        if pos.board().color_at(sq) == Some(!pos.turn()) && self.held_until(Some(sq)).is_none() {
+            self.read_board();
         }
     }
 
     /// Until when a settled state waits. A capture a blip looks like waits
     /// for its completion, but no longer than the displaced-pieces time:
     /// the board standing so that long is where the player left it.
-    fn held_until(&self) -> Option<Millis> {
-        if self.quick_capture_shown() {
+    /// `lifting`: a square about to be read empty as well.
+    fn held_until(&self, lifting: Option<Square>) -> Option<Millis> {
+        if self.quick_capture_shown(lifting) {
             return Some(self.settle.since().saturating_add(self.config.displaced_ms));
         }
-        self.sliding_since().map(|at| at.saturating_add(SLIDE_MS))
+        self.sliding_since(lifting)
+            .map(|at| at.saturating_add(SLIDE_MS))
     }
 
     /// When the piece was put down, if the board (square events only)
@@ -110,13 +67,14 @@ impl Engine {
     /// the record has it but for at most one of the opponent's pieces taken
     /// off (a capture begun by taking the captured piece off first, on the
     /// square that move ends on): the piece may be on its way there.
-    fn sliding_since(&self) -> Option<Millis> {
+    /// `lifting`: a square about to be read empty as well.
+    fn sliding_since(&self, lifting: Option<Square>) -> Option<Millis> {
         if self.scanned || self.game().is_over() {
             return None;
         }
         let pos = self.game().position();
         let board = pos.board();
-        let sensed = self.sensed.occupied();
+        let sensed = self.sensed.occupied() & !lifting.map_or(Bitboard::EMPTY, Bitboard::from);
         let filled = sensed & !board.occupied();
         let vacated = board.occupied() & !sensed;
         let from = (vacated & board.by_color(pos.turn())).single_square()?;

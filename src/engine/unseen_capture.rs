@@ -3,7 +3,7 @@
 //! change (its debounce), so the capture square never reads empty and only
 //! the capturing piece's square does.
 
-use shakmaty::{Bitboard, Color, Move, Position, Role};
+use shakmaty::{Bitboard, Color, Move, Position, Role, Square};
 
 use super::Engine;
 use crate::event::Millis;
@@ -48,15 +48,15 @@ impl Engine {
     /// put-down after it: a capture, or a blip beside a piece still in the
     /// hand. Both survive until the move is completed (a press, the
     /// opponent's lift); the next state tells them apart (issue 34, cause
-    /// 3).
-    pub(super) fn quick_capture_shown(&self) -> bool {
+    /// 3). `lifting`: a square about to be read empty as well.
+    pub(super) fn quick_capture_shown(&self, lifting: Option<Square>) -> bool {
         if self.scanned || self.sensed.identifies_all() || self.game().is_over() {
             return false;
         }
         let game = self.game();
         let pos = game.position();
         let board = pos.board();
-        let sensed = self.sensed.occupied();
+        let sensed = self.sensed.occupied() & !lifting.map_or(Bitboard::EMPTY, Bitboard::from);
         let vacated = board.occupied() & !sensed;
         let Some(from) = vacated.single_square() else {
             return false;
