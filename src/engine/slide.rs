@@ -23,42 +23,31 @@ impl Engine {
     pub(super) fn read_deadline(&self) -> Option<Millis> {
         let settled = self.settle.deadline(self.config.settle_ms)?;
         Some(
-            self.held_until(None)
-                .map_or(settled, |until| settled.max(until)),
+            self.sliding_since(None)
+                .map_or(settled, |at| settled.max(at.saturating_add(SLIDE_MS))),
         )
     }
 
     /// Whether the unread board state is to be read at `t`.
     pub(super) fn read_due(&self, t: Millis) -> bool {
         self.settle.is_due(t, self.config.settle_ms)
-            && self.held_until(None).is_none_or(|until| t >= until)
+            && self
+                .sliding_since(None)
+                .is_none_or(|at| t.saturating_sub(at) >= SLIDE_MS)
     }
 
     /// Before the opponent lifts his piece on `sq`: that lift completes the
-    /// move on the board (Art. 6.2.1), so a settled state held only until
-    /// the move is completed (a piece that might slide on, a capture a
-    /// blip looks like) is read first, unless the lifted piece is one the
-    /// moving piece may be on its way to capture.
+    /// move on the board (Art. 6.2.1), so a settled state held only because
+    /// the piece might slide on is read first, unless the lifted piece is
+    /// one the sliding piece may be on its way to capture.
     pub(super) fn read_before_opponent_lift(&mut self, sq: Square, t: Millis) {
         if !self.settle.is_due(t, self.config.settle_ms) || self.read_due(t) {
             return;
         }
         let pos = self.game().position();
-        if pos.board().color_at(sq) == Some(!pos.turn()) && self.held_until(Some(sq)).is_none() {
+        if pos.board().color_at(sq) == Some(!pos.turn()) && self.sliding_since(Some(sq)).is_none() {
             self.read_board();
         }
-    }
-
-    /// Until when a settled state waits. A capture a blip looks like waits
-    /// for its completion, but no longer than the displaced-pieces time:
-    /// the board standing so that long is where the player left it.
-    /// `lifting`: a square about to be read empty as well.
-    fn held_until(&self, lifting: Option<Square>) -> Option<Millis> {
-        if self.quick_capture_shown(lifting) {
-            return Some(self.settle.since().saturating_add(self.config.displaced_ms));
-        }
-        self.sliding_since(lifting)
-            .map(|at| at.saturating_add(SLIDE_MS))
     }
 
     /// When the piece was put down, if the board (square events only)

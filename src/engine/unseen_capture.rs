@@ -3,7 +3,7 @@
 //! change (its debounce), so the capture square never reads empty and only
 //! the capturing piece's square does.
 
-use shakmaty::{Bitboard, Color, Move, Position, Role, Square};
+use shakmaty::{Bitboard, Color, Move, Position, Role};
 
 use super::Engine;
 use crate::event::Millis;
@@ -41,39 +41,6 @@ impl Engine {
                     && m.promotion().is_none_or(|r| r == Role::Queen)
             })
             .collect()
-    }
-
-    /// Whether the board (occupancy square events) shows the mover's
-    /// piece gone and, of a square it may capture on, a lift and at once a
-    /// put-down after it: a capture, or a blip beside a piece still in the
-    /// hand. Both survive until the move is completed (a press, the
-    /// opponent's lift); the next state tells them apart (issue 34, cause
-    /// 3). `lifting`: a square about to be read empty as well.
-    pub(super) fn quick_capture_shown(&self, lifting: Option<Square>) -> bool {
-        if self.scanned || self.sensed.identifies_all() || self.game().is_over() {
-            return false;
-        }
-        let game = self.game();
-        let pos = game.position();
-        let board = pos.board();
-        let sensed = self.sensed.occupied() & !lifting.map_or(Bitboard::EMPTY, Bitboard::from);
-        let vacated = board.occupied() & !sensed;
-        let Some(from) = vacated.single_square() else {
-            return false;
-        };
-        if board.color_at(from) != Some(pos.turn()) || (sensed & !board.occupied()).any() {
-            return false;
-        }
-        let basis = game.basis(game.ply());
-        let s = &self.sensed;
-        pos.legal_moves().iter().any(|m| {
-            let to = m.to();
-            m.from() == Some(from)
-                && m.is_capture()
-                && !m.is_en_passant()
-                && s.last_lift(to) > basis.max(s.last_lift(from))
-                && s.last_place(to) == s.last_lift(to) + 1
-        })
     }
 
     /// At a press by `color`: records and completes the capture the board
