@@ -75,12 +75,17 @@ impl Engine {
                 t,
                 false,
             );
+        } else if !self.may_lag()
+            && !self.phase.is_restoring()
+            && self.press_completes_unseen_capture(color, t)
+        {
+            // The capture square never read empty: recorded above.
         } else if self.config.arbiter
             && !self.scanned
             && !self.may_lag()
             && !self.phase.is_restoring()
-            && game.position().turn() == color
-            && !self.sensed.shows_position(game.position())
+            && self.game().position().turn() == color
+            && !self.sensed.shows_position(self.game().position())
             && self.moved_own_piece(color)
         {
             self.completed_irregularity(color, t);
@@ -184,7 +189,7 @@ impl Engine {
         self.sensed.shows_position(pos) || super::progress::in_progress(pos, &self.sensed)
     }
 
-    fn may_lag(&self) -> bool {
+    pub(super) fn may_lag(&self) -> bool {
         self.behind
             || self.unlisted.is_some()
             || self.unseen_since_dump() && !self.sensed.identifies_all()

@@ -10,6 +10,7 @@ use crate::{alert::AlertKind, event::Millis, resync::SyncState};
 impl Engine {
     pub(super) fn read_board(&mut self) {
         let clock_pending = self.settle.mark_read();
+        self.opponent_lift_completed_unseen_capture();
         if !self.next_game_set_up() {
             self.evaluate_at(false);
         }

@@ -85,6 +85,7 @@ impl Engine {
     }
 
     pub(super) fn lift(&mut self, sq: Square, t: Millis) {
+        self.read_before_opponent_lift(sq, t);
         self.seq += 1;
         // A square filled and emptied again at once, with nothing else in
         // between, before the state settled: a sensor blip.

@@ -41,9 +41,11 @@ mod record;
 mod resynchronise;
 mod scanned;
 mod settle;
+mod slide;
 mod snapshots;
 mod touch;
 mod unconfirmed;
+mod unseen_capture;
 
 pub use claim::judge_claim;
 pub use config::EngineConfig;
@@ -285,7 +287,7 @@ impl Engine {
     /// current board state settles, or the arbiter is to be told pieces
     /// are displaced. A live reader calls [`Engine::advance_to`] then.
     pub fn next_deadline(&self) -> Option<Millis> {
-        let settle = self.settle.deadline(self.config.settle_ms);
+        let settle = self.read_deadline();
         // While ambiguous the arbiter has the candidates instead.
         let displaced = if self.config.arbiter
             && !self.game().is_over()
@@ -329,7 +331,7 @@ impl Engine {
     /// Lets time pass to `t` with no event: a board state that has stood long
     /// enough is read. A live reader calls this at [`Engine::next_deadline`].
     pub fn advance_to(&mut self, t: Millis) {
-        if self.settle.is_due(t, self.config.settle_ms) {
+        if self.read_due(t) {
             self.read_board();
         }
         self.now = self.now.max(t);

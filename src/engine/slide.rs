@@ -1,0 +1,104 @@
+//! A piece put down on a square of its own path may be sliding on: on an
+//! event board a dragged piece is reported on every square it crosses, and
+//! stands on each for as long as a hand takes to drag it on (the slide in
+//! docs/design/reconstruction.md). Such a state is read as a move made only
+//! once the piece has stood there longer than any drag dwells, or once the
+//! move is completed (a press, the end of the game), never at the settle
+//! time alone.
+
+use shakmaty::{Bitboard, Move, Position, Square, attacks};
+
+use super::Engine;
+use crate::event::Millis;
+
+/// How long a dragged piece may stand on a square it crosses (ms): hands
+/// dwell up to about a quarter of a second on each square of a drag. A
+/// piece that stood longer was released there (Art. 4.7).
+pub(super) const SLIDE_MS: Millis = 300;
+
+impl Engine {
+    /// When the unread board state is to be read with no new event: once
+    /// it has settled, and, if it shows a piece that may be sliding on,
+    /// once that piece has stood [`SLIDE_MS`].
+    pub(super) fn read_deadline(&self) -> Option<Millis> {
+        let settled = self.settle.deadline(self.config.settle_ms)?;
+        Some(
+            self.sliding_since(None)
+                .map_or(settled, |at| settled.max(at.saturating_add(SLIDE_MS))),
+        )
+    }
+
+    /// Whether the unread board state is to be read at `t`.
+    pub(super) fn read_due(&self, t: Millis) -> bool {
+        self.settle.is_due(t, self.config.settle_ms)
+            && self
+                .sliding_since(None)
+                .is_none_or(|at| t.saturating_sub(at) >= SLIDE_MS)
+    }
+
+    /// Before the opponent lifts his piece on `sq`: that lift completes the
+    /// move on the board (Art. 6.2.1), so a settled state held only because
+    /// the piece might slide on is read first, unless the lifted piece is
+    /// one the sliding piece may be on its way to capture.
+    pub(super) fn read_before_opponent_lift(&mut self, sq: Square, t: Millis) {
+        if !self.settle.is_due(t, self.config.settle_ms) || self.read_due(t) {
+            return;
+        }
+        let pos = self.game().position();
+        if pos.board().color_at(sq) == Some(!pos.turn()) && self.sliding_since(Some(sq)).is_none() {
+            self.read_board();
+        }
+    }
+
+    /// When the piece was put down, if the board (square events only)
+    /// shows one piece of the player to move taken from its square and put
+    /// on an empty square that one of his legal moves crosses, the rest as
+    /// the record has it but for at most one of the opponent's pieces taken
+    /// off (a capture begun by taking the captured piece off first, on the
+    /// square that move ends on): the piece may be on its way there.
+    /// `lifting`: a square about to be read empty as well.
+    fn sliding_since(&self, lifting: Option<Square>) -> Option<Millis> {
+        if self.scanned || self.game().is_over() {
+            return None;
+        }
+        let pos = self.game().position();
+        let board = pos.board();
+        let sensed = self.sensed.occupied() & !lifting.map_or(Bitboard::EMPTY, Bitboard::from);
+        let filled = sensed & !board.occupied();
+        let vacated = board.occupied() & !sensed;
+        let from = (vacated & board.by_color(pos.turn())).single_square()?;
+        let to = filled.single_square()?;
+        let off = vacated & board.by_color(!pos.turn());
+        if off.more_than_one()
+            || self
+                .sensed
+                .piece_at(to)
+                .is_some_and(|p| board.piece_at(from) != Some(p))
+        {
+            return None;
+        }
+        let (at, _) = self.placed[to.to_usize()]?;
+        let goes_on = pos.legal_moves().iter().any(|&m| {
+            target(m, from, pos.turn()).is_some_and(|end| {
+                attacks::between(from, end).contains(to) && (off.is_empty() || off.contains(end))
+            })
+        });
+        goes_on.then_some(at)
+    }
+}
+
+/// Where move `m` takes the piece standing on `from`, if it moves it.
+fn target(m: Move, from: Square, turn: shakmaty::Color) -> Option<Square> {
+    match m {
+        Move::Castle { king, rook } => {
+            let side = m.castling_side()?;
+            if king == from {
+                Some(side.king_to(turn))
+            } else {
+                (rook == from).then(|| side.rook_to(turn))
+            }
+        }
+        _ if m.from() == Some(from) => Some(m.to()),
+        _ => None,
+    }
+}

@@ -1,0 +1,90 @@
+//! A capture an occupancy board never showed on its square: the capturing
+//! piece can take the captured one's place faster than the board reports a
+//! change (its debounce), so the capture square never reads empty and only
+//! the capturing piece's square does.
+
+use shakmaty::{Bitboard, Color, Move, Position, Role};
+
+use super::Engine;
+use crate::event::Millis;
+
+impl Engine {
+    /// The legal captures by the mover's piece that the board shows
+    /// gone, when that square and `lifted` are all the board shows changed
+    /// (occupancy square events only). Completed, one of them is the move
+    /// made: a piece in the hand at a press, or taken off the board, would
+    /// be an illegal move, and a legal explanation costs less (see
+    /// docs/design/reconstruction.md, the cost table).
+    fn unseen_captures(&self, color: Color, lifted: Bitboard) -> Vec<Move> {
+        if self.scanned || self.sensed.identifies_all() || self.game().is_over() {
+            return Vec::new();
+        }
+        let pos = self.game().position();
+        let board = pos.board();
+        let sensed = self.sensed.occupied();
+        let vacated = board.occupied() & !sensed;
+        let from = (vacated & !lifted).single_square();
+        let Some(from) = from.filter(|&from| {
+            pos.turn() == color
+                && board.color_at(from) == Some(color)
+                && (vacated & lifted) == lifted
+                && (sensed & !board.occupied()).is_empty()
+        }) else {
+            return Vec::new();
+        };
+        pos.legal_moves()
+            .into_iter()
+            .filter(|m| {
+                m.from() == Some(from)
+                    && m.is_capture()
+                    && !m.is_en_passant()
+                    && m.promotion().is_none_or(|r| r == Role::Queen)
+            })
+            .collect()
+    }
+
+    /// At a press by `color`: records and completes the capture the board
+    /// did not show on its square, if there is one; returns whether it did.
+    pub(super) fn press_completes_unseen_capture(&mut self, color: Color, t: Millis) -> bool {
+        match self.unseen_captures(color, Bitboard::EMPTY)[..] {
+            [] => false,
+            [m] => {
+                self.record(&[m], self.settle.since(), self.settle.basis());
+                self.complete_all(t);
+                self.evaluate_at(false);
+                true
+            }
+            ref several => {
+                // Legal explanations survive: the next moves tell them
+                // apart; nobody is accused meanwhile.
+                self.ambiguous(several.iter().map(|&m| vec![m]).collect(), false);
+                true
+            }
+        }
+    }
+
+    /// With no clock, the settled board shows the mover's square empty
+    /// and one of the opponent's pieces lifted (a lift that outlived any
+    /// blip): that lift completed the move (Art. 6.2.1), which is the one
+    /// capture the board did not show on its square, if that piece is not
+    /// one it could be capturing. It is recorded before the state is read.
+    pub(super) fn opponent_lift_completed_unseen_capture(&mut self) {
+        if self.clock.in_use || self.may_lag() || self.phase.is_restoring() {
+            return;
+        }
+        let pos = self.game().position();
+        let theirs = pos.board().by_color(!pos.turn()) & !self.sensed.occupied();
+        let Some(sq) = theirs.single_square() else {
+            return;
+        };
+        if let [m] = self.unseen_captures(pos.turn(), Bitboard::from(sq))[..]
+            && m.to() != sq
+        {
+            // The squares the opponent touched from his lift on are his
+            // move's.
+            let since = self.settle.since();
+            self.record(&[m], since, self.sensed.last_lift(sq).saturating_sub(1));
+            self.complete_all(since);
+        }
+    }
+}
