@@ -40,6 +40,7 @@ mod record;
 mod resynchronise;
 mod scanned;
 mod settle;
+mod slide;
 mod snapshots;
 mod touch;
 mod unconfirmed;

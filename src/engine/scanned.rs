@@ -12,6 +12,7 @@
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
 use super::progress::{hand_in_progress, in_progress};
+use super::slide::slide_in_progress;
 use super::snapshots::Snapshots;
 use crate::{
     matcher::{admits_line, distinct},
@@ -76,8 +77,23 @@ fn shorter_hands(
     let plies = shortest
         .map_or(MAX_HAND_PLIES, |k| k.saturating_sub(1))
         .min(MAX_HAND_PLIES);
+    // Only a board that names the pieces tells a piece caught on its
+    // path from another piece's move there.
+    let slides = if sensed.identifies_all() {
+        Slides::Caught
+    } else {
+        Slides::PutDown
+    };
     let mut hand = Vec::new();
-    hand_lines(pos, sensed, plies, pressed, &mut Vec::new(), &mut hand);
+    hand_lines(
+        pos,
+        sensed,
+        plies,
+        pressed,
+        slides,
+        &mut Vec::new(),
+        &mut hand,
+    );
     hand
 }
 
@@ -423,7 +439,20 @@ pub(super) fn confirm(
     if hands != Hands::None {
         let shortest = exact.iter().map(Vec::len).min().unwrap_or(1);
         let hand_plies = (shortest - 1).min(MAX_HAND_PLIES);
-        hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
+        let slides = if hands == Hands::Any && sensed.identifies_all() {
+            Slides::Caught
+        } else {
+            Slides::PutDown
+        };
+        hand_lines(
+            pos,
+            sensed,
+            hand_plies,
+            pressed,
+            slides,
+            &mut Vec::new(),
+            &mut hand,
+        );
         hand.retain(|line| match hands {
             Hands::NotCameDown => !hand_came_down(pos, sensed, line),
             Hands::TakingOnly => takes_or_castles(pos, sensed, line),
@@ -502,6 +531,7 @@ pub(super) fn hand_may_explain(
         sensed,
         plies.min(MAX_HAND_PLIES),
         pressed,
+        Slides::PutDown,
         &mut Vec::new(),
         &mut found,
     );
@@ -605,6 +635,7 @@ pub(super) fn hand_explanations(pos: &Chess, sensed: &SensedBoard, plies: usize)
         sensed,
         plies.min(MAX_HAND_PLIES),
         0,
+        Slides::PutDown,
         &mut Vec::new(),
         &mut found,
     );
@@ -620,10 +651,14 @@ fn hand_lines(
     sensed: &SensedBoard,
     plies: usize,
     pressed: usize,
+    slides: Slides,
     path: &mut Vec<Move>,
     found: &mut Vec<Vec<Move>>,
 ) {
-    if path.len() >= pressed && hand_in_progress(pos, sensed) {
+    if path.len() >= pressed
+        && (hand_in_progress(pos, sensed)
+            || slides == Slides::Caught && !path.is_empty() && slide_in_progress(pos, sensed))
+    {
         found.push(path.clone());
     }
     if plies == 0 {
@@ -633,9 +668,18 @@ fn hand_lines(
         let mut after = pos.clone();
         after.play_unchecked(m);
         path.push(m);
-        hand_lines(&after, sensed, plies - 1, pressed, path, found);
+        hand_lines(&after, sensed, plies - 1, pressed, slides, path, found);
         path.pop();
     }
+}
+
+/// Whether a piece caught on a square of its path counts as a move in
+/// progress: on a snapshot, which shows any physical instant, it does; a
+/// dump or a square's report shows where pieces were put down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Slides {
+    Caught,
+    PutDown,
 }
 
 /// Which moves in progress may explain a state, besides moves made.
@@ -794,10 +838,16 @@ mod tests {
             !matches!(reading, ScanReading::Moves(_)),
             "nothing is certain: {reading:?}"
         );
-        // A board that identifies pieces tells them apart.
+        // A board that identifies pieces tells them apart; Black's queen
+        // may still be sliding on down the d-file until his press
+        // completes the move (Art. 6.2.1).
         let sensed = scanned(&pos, after.board(), true);
         let (_, moves) = play(&pos, &["e3a7", "d7d4"]);
-        assert_eq!(read_scan(&pos, &sensed, 1, true), ScanReading::Moves(moves));
+        assert_eq!(
+            read_scan(&pos, &sensed, 1, true),
+            ScanReading::Moves(moves[..1].to_vec())
+        );
+        assert_eq!(read_scan(&pos, &sensed, 2, true), ScanReading::Moves(moves));
     }
 
     #[test]
