@@ -183,6 +183,7 @@ impl Engine {
                 // A press completes the move (Art. 6.2.1): a scan read as a
                 // piece still on its way (a slide) is read again with it.
                 if self.scanned
+                    && self.snapshots.only()
                     && self.sensed.identifies_all()
                     && super::slide::slide_in_progress(self.game().position(), &self.sensed)
                 {

@@ -53,10 +53,11 @@ pub(super) fn read_scan(
     sensed: &SensedBoard,
     pressed: usize,
     hands: bool,
+    slides: Slides,
 ) -> ScanReading {
     let (exact, shortest) = exact_explanations(pos, sensed, MAX_PLIES);
     let hand = if hands {
-        shorter_hands(pos, sensed, shortest, pressed)
+        shorter_hands(pos, sensed, shortest, pressed, slides)
     } else {
         Vec::new()
     };
@@ -71,6 +72,7 @@ fn shorter_hands(
     sensed: &SensedBoard,
     shortest: Option<usize>,
     pressed: usize,
+    slides: Slides,
 ) -> Vec<Vec<Move>> {
     // A candidate the board shows as it stands (no move on from it) leaves
     // no fewer moves for a hand.
@@ -80,7 +82,7 @@ fn shorter_hands(
     // Only a board that names the pieces tells a piece caught on its
     // path from another piece's move there.
     let slides = if sensed.identifies_all() {
-        Slides::Caught
+        slides
     } else {
         Slides::PutDown
     };
@@ -332,10 +334,11 @@ impl SnapshotLines<'_> {
         }
         let shortest = exact.iter().map(|line| line.len() - prefix.len()).min();
         let pressed = pressed.saturating_sub(prefix.len());
-        let mut hand: Vec<Vec<Move>> = shorter_hands(&from, sensed, shortest, pressed)
-            .iter()
-            .map(|line| whole(line))
-            .collect();
+        let mut hand: Vec<Vec<Move>> =
+            shorter_hands(&from, sensed, shortest, pressed, Slides::PutDown)
+                .iter()
+                .map(|line| whole(line))
+                .collect();
         for line in &exact {
             hand.extend(moved_then_taken(pos, sensed, line));
         }
@@ -421,6 +424,7 @@ pub(super) fn confirm(
     moves: Vec<Move>,
     pressed: usize,
     hands: Hands,
+    slides: Slides,
 ) -> ScanReading {
     let (mut exact, _) = exact_explanations(pos, sensed, moves.len());
     if matches!(hands, Hands::NotCameDown | Hands::TakingOnly) {
@@ -440,7 +444,7 @@ pub(super) fn confirm(
         let shortest = exact.iter().map(Vec::len).min().unwrap_or(1);
         let hand_plies = (shortest - 1).min(MAX_HAND_PLIES);
         let slides = if hands == Hands::Any && sensed.identifies_all() {
-            Slides::Caught
+            slides
         } else {
             Slides::PutDown
         };
@@ -674,8 +678,9 @@ fn hand_lines(
 }
 
 /// Whether a piece caught on a square of its path counts as a move in
-/// progress: on a snapshot, which shows any physical instant, it does; a
-/// dump or a square's report shows where pieces were put down.
+/// progress: on a board that reports only by scans, which show any
+/// physical instant, it does; a dump, or a full reading now and then from
+/// a board that reports each square, shows where pieces were put down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Slides {
     Caught,
@@ -823,8 +828,14 @@ mod tests {
         exact_lines(&pos, &sensed, 1, &mut Vec::new(), &mut found);
         assert_eq!(found, vec![moves.clone()]);
         // But the queen may be in the hand, unless he pressed his clock.
-        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Hand);
-        assert_eq!(read_scan(&pos, &sensed, 1, true), ScanReading::Moves(moves));
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Hand
+        );
+        assert_eq!(
+            read_scan(&pos, &sensed, 1, true, Slides::Caught),
+            ScanReading::Moves(moves)
+        );
     }
 
     #[test]
@@ -833,7 +844,7 @@ mod tests {
         // Qxa7 Qd4 and Qd4 Qxd4 leave the same squares occupied.
         let (after, _) = play(&pos, &["e3a7", "d7d4"]);
         let sensed = scanned(&pos, after.board(), false);
-        let reading = read_scan(&pos, &sensed, 1, true);
+        let reading = read_scan(&pos, &sensed, 1, true, Slides::Caught);
         assert!(
             !matches!(reading, ScanReading::Moves(_)),
             "nothing is certain: {reading:?}"
@@ -844,10 +855,13 @@ mod tests {
         let sensed = scanned(&pos, after.board(), true);
         let (_, moves) = play(&pos, &["e3a7", "d7d4"]);
         assert_eq!(
-            read_scan(&pos, &sensed, 1, true),
+            read_scan(&pos, &sensed, 1, true, Slides::Caught),
             ScanReading::Moves(moves[..1].to_vec())
         );
-        assert_eq!(read_scan(&pos, &sensed, 2, true), ScanReading::Moves(moves));
+        assert_eq!(
+            read_scan(&pos, &sensed, 2, true, Slides::Caught),
+            ScanReading::Moves(moves)
+        );
     }
 
     #[test]
@@ -856,7 +870,10 @@ mod tests {
         let pos = position("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
         let (after, moves) = play(&pos, &["e4d5", "d8d5"]);
         let sensed = scanned(&pos, after.board(), true);
-        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Moves(moves));
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Moves(moves)
+        );
     }
 
     #[test]
@@ -865,7 +882,10 @@ mod tests {
         let mut board = pos.board().clone();
         board.discard_piece_at(Square::G1);
         let sensed = scanned(&pos, &board, false);
-        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Hand);
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Hand
+        );
     }
 
     #[test]
@@ -879,7 +899,10 @@ mod tests {
         let mut board = after.board().clone();
         board.discard_piece_at(Square::G8);
         let sensed = scanned(&pos, &board, true);
-        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Hand);
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Hand
+        );
     }
 
     #[test]
@@ -892,9 +915,15 @@ mod tests {
         let (after, moves) = play(&pos, &["c8h3", "g2g3", "g5g4"]);
         let sensed = scanned(&pos, after.board(), false);
         for pressed in 0..=2 {
-            assert_eq!(read_scan(&pos, &sensed, pressed, true), ScanReading::Hand);
+            assert_eq!(
+                read_scan(&pos, &sensed, pressed, true, Slides::Caught),
+                ScanReading::Hand
+            );
         }
-        assert_eq!(read_scan(&pos, &sensed, 3, true), ScanReading::Moves(moves));
+        assert_eq!(
+            read_scan(&pos, &sensed, 3, true, Slides::Caught),
+            ScanReading::Moves(moves)
+        );
     }
 
     /// The lines from `pos` to the last of `snapshots`, all of them shown
