@@ -661,7 +661,10 @@ fn hand_lines(
 ) {
     if path.len() >= pressed
         && (hand_in_progress(pos, sensed)
-            || slides == Slides::Caught && !path.is_empty() && slide_in_progress(pos, sensed))
+            || slides == Slides::Caught
+                && !path.is_empty()
+                && path.len() == pressed
+                && slide_in_progress(pos, sensed))
     {
         found.push(path.clone());
     }
@@ -678,7 +681,9 @@ fn hand_lines(
 }
 
 /// Whether a piece caught on a square of its path counts as a move in
-/// progress: on a board that reports only by scans, which show any
+/// progress (after moves the presses completed, of the first player who
+/// has not pressed: without a press nothing says the moves before it are
+/// over, and the moves read as they stand are weighed later): on a board that reports only by scans, which show any
 /// physical instant, it does; a dump, or a full reading now and then from
 /// a board that reports each square, shows where pieces were put down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
