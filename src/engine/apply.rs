@@ -36,7 +36,8 @@ impl Engine {
         }
         let reads = |pos: &Chess, pressed: usize| {
             self.sensed.shows_position(pos)
-                || scanned::read_scan(pos, &self.sensed, pressed, true) != ScanReading::None
+                || scanned::read_scan(pos, &self.sensed, pressed, true, scanned::Slides::Caught)
+                    != ScanReading::None
         };
         let stands = self.sensed.occupied() & held.suspects == held.shown
             || !reads(game.position(), self.clock.presses_ahead) && reads(back, 0);

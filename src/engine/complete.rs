@@ -166,7 +166,9 @@ impl Engine {
                     _ => return false,
                 },
             };
-            sensed.shows_position(pos) || read_scan(pos, &sensed, 0, true) != ScanReading::None
+            sensed.shows_position(pos)
+                || read_scan(pos, &sensed, 0, true, super::scanned::Slides::Caught)
+                    != ScanReading::None
         })
     }
 

@@ -41,6 +41,7 @@ mod record;
 mod resynchronise;
 mod scanned;
 mod settle;
+mod scan_slide;
 mod slide;
 mod snapshots;
 mod touch;

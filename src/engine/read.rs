@@ -13,7 +13,7 @@ use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square}
 use super::{
     hypotheses::SNAPSHOT_PLIES,
     phase::Phase,
-    scanned::{Hands, ScanReading, SnapshotLines, confirm, passed_over, read_scan},
+    scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan},
     snapshots::{OddSquares, Snapshots},
 };
 use crate::{
@@ -561,7 +561,12 @@ fn read_scan_moves(
     scanned: Scanned,
     snapshots: &Snapshots,
 ) -> Option<Reading> {
-    let reading = read_scanned_state(game, sensed, moment, scanned);
+    let slides = if snapshots.only() {
+        Slides::Caught
+    } else {
+        Slides::PutDown
+    };
+    let reading = read_scanned_state(game, sensed, moment, scanned, slides);
     let pos = game.position();
     match reading {
         Some(Reading::Moves(moves))
@@ -600,6 +605,7 @@ fn read_scanned_state(
     sensed: &SensedBoard,
     moment: Moment<'_>,
     scanned: Scanned,
+    slides: Slides,
 ) -> Option<Reading> {
     let pos = game.position();
     let pressed = moment.presses_ahead;
@@ -616,7 +622,7 @@ fn read_scanned_state(
                 _ => Hands::TakingOnly,
             };
             let since = game.basis(game.ply());
-            let confirmed = confirm(pos, sensed, since, moves, pressed, hands);
+            let confirmed = confirm(pos, sensed, since, moves, pressed, hands, slides);
             return from_scan(confirmed);
         }
         None => {}
@@ -627,7 +633,7 @@ fn read_scanned_state(
         // search reads it, deeper than this.
         return None;
     }
-    from_scan(read_scan(pos, sensed, pressed, !moment.closing))
+    from_scan(read_scan(pos, sensed, pressed, !moment.closing, slides))
 }
 
 /// The reading a scan reading is; `None` when nothing explains the scan.

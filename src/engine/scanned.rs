@@ -12,6 +12,7 @@
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
 use super::progress::{hand_in_progress, in_progress};
+use super::scan_slide::slide_in_progress;
 use super::snapshots::Snapshots;
 use crate::{
     matcher::{admits_line, distinct},
@@ -52,10 +53,11 @@ pub(super) fn read_scan(
     sensed: &SensedBoard,
     pressed: usize,
     hands: bool,
+    slides: Slides,
 ) -> ScanReading {
     let (exact, shortest) = exact_explanations(pos, sensed, MAX_PLIES);
     let hand = if hands {
-        shorter_hands(pos, sensed, shortest, pressed)
+        shorter_hands(pos, sensed, shortest, pressed, slides)
     } else {
         Vec::new()
     };
@@ -70,14 +72,30 @@ fn shorter_hands(
     sensed: &SensedBoard,
     shortest: Option<usize>,
     pressed: usize,
+    slides: Slides,
 ) -> Vec<Vec<Move>> {
     // A candidate the board shows as it stands (no move on from it) leaves
     // no fewer moves for a hand.
     let plies = shortest
         .map_or(MAX_HAND_PLIES, |k| k.saturating_sub(1))
         .min(MAX_HAND_PLIES);
+    // Only a board that names the pieces tells a piece caught on its
+    // path from another piece's move there.
+    let slides = if sensed.identifies_all() {
+        slides
+    } else {
+        Slides::PutDown
+    };
     let mut hand = Vec::new();
-    hand_lines(pos, sensed, plies, pressed, &mut Vec::new(), &mut hand);
+    hand_lines(
+        pos,
+        sensed,
+        plies,
+        pressed,
+        slides,
+        &mut Vec::new(),
+        &mut hand,
+    );
     hand
 }
 
@@ -316,10 +334,11 @@ impl SnapshotLines<'_> {
         }
         let shortest = exact.iter().map(|line| line.len() - prefix.len()).min();
         let pressed = pressed.saturating_sub(prefix.len());
-        let mut hand: Vec<Vec<Move>> = shorter_hands(&from, sensed, shortest, pressed)
-            .iter()
-            .map(|line| whole(line))
-            .collect();
+        let mut hand: Vec<Vec<Move>> =
+            shorter_hands(&from, sensed, shortest, pressed, Slides::PutDown)
+                .iter()
+                .map(|line| whole(line))
+                .collect();
         for line in &exact {
             hand.extend(moved_then_taken(pos, sensed, line));
         }
@@ -405,6 +424,7 @@ pub(super) fn confirm(
     moves: Vec<Move>,
     pressed: usize,
     hands: Hands,
+    slides: Slides,
 ) -> ScanReading {
     let (mut exact, _) = exact_explanations(pos, sensed, moves.len());
     if matches!(hands, Hands::NotCameDown | Hands::TakingOnly) {
@@ -423,7 +443,20 @@ pub(super) fn confirm(
     if hands != Hands::None {
         let shortest = exact.iter().map(Vec::len).min().unwrap_or(1);
         let hand_plies = (shortest - 1).min(MAX_HAND_PLIES);
-        hand_lines(pos, sensed, hand_plies, pressed, &mut Vec::new(), &mut hand);
+        let slides = if hands == Hands::Any && sensed.identifies_all() {
+            slides
+        } else {
+            Slides::PutDown
+        };
+        hand_lines(
+            pos,
+            sensed,
+            hand_plies,
+            pressed,
+            slides,
+            &mut Vec::new(),
+            &mut hand,
+        );
         hand.retain(|line| match hands {
             Hands::NotCameDown => !hand_came_down(pos, sensed, line),
             Hands::TakingOnly => takes_or_castles(pos, sensed, line),
@@ -502,6 +535,7 @@ pub(super) fn hand_may_explain(
         sensed,
         plies.min(MAX_HAND_PLIES),
         pressed,
+        Slides::PutDown,
         &mut Vec::new(),
         &mut found,
     );
@@ -605,6 +639,7 @@ pub(super) fn hand_explanations(pos: &Chess, sensed: &SensedBoard, plies: usize)
         sensed,
         plies.min(MAX_HAND_PLIES),
         0,
+        Slides::PutDown,
         &mut Vec::new(),
         &mut found,
     );
@@ -620,10 +655,17 @@ fn hand_lines(
     sensed: &SensedBoard,
     plies: usize,
     pressed: usize,
+    slides: Slides,
     path: &mut Vec<Move>,
     found: &mut Vec<Vec<Move>>,
 ) {
-    if path.len() >= pressed && hand_in_progress(pos, sensed) {
+    if path.len() >= pressed
+        && (hand_in_progress(pos, sensed)
+            || slides == Slides::Caught
+                && !path.is_empty()
+                && path.len() == pressed
+                && slide_in_progress(pos, sensed))
+    {
         found.push(path.clone());
     }
     if plies == 0 {
@@ -633,9 +675,21 @@ fn hand_lines(
         let mut after = pos.clone();
         after.play_unchecked(m);
         path.push(m);
-        hand_lines(&after, sensed, plies - 1, pressed, path, found);
+        hand_lines(&after, sensed, plies - 1, pressed, slides, path, found);
         path.pop();
     }
+}
+
+/// Whether a piece caught on a square of its path counts as a move in
+/// progress (after moves the presses completed, of the first player who
+/// has not pressed: without a press nothing says the moves before it are
+/// over, and the moves read as they stand are weighed later): on a board that reports only by scans, which show any
+/// physical instant, it does; a dump, or a full reading now and then from
+/// a board that reports each square, shows where pieces were put down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Slides {
+    Caught,
+    PutDown,
 }
 
 /// Which moves in progress may explain a state, besides moves made.
@@ -779,8 +833,14 @@ mod tests {
         exact_lines(&pos, &sensed, 1, &mut Vec::new(), &mut found);
         assert_eq!(found, vec![moves.clone()]);
         // But the queen may be in the hand, unless he pressed his clock.
-        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Hand);
-        assert_eq!(read_scan(&pos, &sensed, 1, true), ScanReading::Moves(moves));
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Hand
+        );
+        assert_eq!(
+            read_scan(&pos, &sensed, 1, true, Slides::Caught),
+            ScanReading::Moves(moves)
+        );
     }
 
     #[test]
@@ -789,15 +849,24 @@ mod tests {
         // Qxa7 Qd4 and Qd4 Qxd4 leave the same squares occupied.
         let (after, _) = play(&pos, &["e3a7", "d7d4"]);
         let sensed = scanned(&pos, after.board(), false);
-        let reading = read_scan(&pos, &sensed, 1, true);
+        let reading = read_scan(&pos, &sensed, 1, true, Slides::Caught);
         assert!(
             !matches!(reading, ScanReading::Moves(_)),
             "nothing is certain: {reading:?}"
         );
-        // A board that identifies pieces tells them apart.
+        // A board that identifies pieces tells them apart; Black's queen
+        // may still be sliding on down the d-file until his press
+        // completes the move (Art. 6.2.1).
         let sensed = scanned(&pos, after.board(), true);
         let (_, moves) = play(&pos, &["e3a7", "d7d4"]);
-        assert_eq!(read_scan(&pos, &sensed, 1, true), ScanReading::Moves(moves));
+        assert_eq!(
+            read_scan(&pos, &sensed, 1, true, Slides::Caught),
+            ScanReading::Moves(moves[..1].to_vec())
+        );
+        assert_eq!(
+            read_scan(&pos, &sensed, 2, true, Slides::Caught),
+            ScanReading::Moves(moves)
+        );
     }
 
     #[test]
@@ -806,7 +875,10 @@ mod tests {
         let pos = position("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
         let (after, moves) = play(&pos, &["e4d5", "d8d5"]);
         let sensed = scanned(&pos, after.board(), true);
-        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Moves(moves));
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Moves(moves)
+        );
     }
 
     #[test]
@@ -815,7 +887,10 @@ mod tests {
         let mut board = pos.board().clone();
         board.discard_piece_at(Square::G1);
         let sensed = scanned(&pos, &board, false);
-        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Hand);
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Hand
+        );
     }
 
     #[test]
@@ -829,7 +904,10 @@ mod tests {
         let mut board = after.board().clone();
         board.discard_piece_at(Square::G8);
         let sensed = scanned(&pos, &board, true);
-        assert_eq!(read_scan(&pos, &sensed, 0, true), ScanReading::Hand);
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Hand
+        );
     }
 
     #[test]
@@ -842,9 +920,15 @@ mod tests {
         let (after, moves) = play(&pos, &["c8h3", "g2g3", "g5g4"]);
         let sensed = scanned(&pos, after.board(), false);
         for pressed in 0..=2 {
-            assert_eq!(read_scan(&pos, &sensed, pressed, true), ScanReading::Hand);
+            assert_eq!(
+                read_scan(&pos, &sensed, pressed, true, Slides::Caught),
+                ScanReading::Hand
+            );
         }
-        assert_eq!(read_scan(&pos, &sensed, 3, true), ScanReading::Moves(moves));
+        assert_eq!(
+            read_scan(&pos, &sensed, 3, true, Slides::Caught),
+            ScanReading::Moves(moves)
+        );
     }
 
     /// The lines from `pos` to the last of `snapshots`, all of them shown

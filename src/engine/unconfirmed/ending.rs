@@ -81,7 +81,8 @@ impl Engine {
                         sensed.lift(s, seq);
                     }
                 }
-                read_scan(pos, &sensed, 0, true) != ScanReading::None
+                read_scan(pos, &sensed, 0, true, super::super::scanned::Slides::Caught)
+                    != ScanReading::None
             })
             .collect();
         if let [sq] = explained[..] {

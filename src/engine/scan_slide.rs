@@ -1,0 +1,140 @@
+//! A piece caught on a square of its path. A scanning board reports the
+//! board at any physical instant, and a piece dragged along a file, rank or
+//! diagonal stands for a moment on every square it crosses: a scan may show
+//! it there (docs/design/reconstruction.md, the slide). The move it is part
+//! of is still in progress; where the piece ends up, the next state or the
+//! mover's press tells (Art. 6.2.1).
+
+use shakmaty::{Bitboard, Chess, Move, Position, Square, attacks};
+
+use super::Engine;
+use crate::sensed::SensedBoard;
+
+impl Engine {
+    /// Reads the board again after a press, a scan having shown the
+    /// presser's piece on its way: the press completes the move (Art.
+    /// 6.2.1). If the move before it was recorded from the same scan, the
+    /// board never showed the position between them alone: they were two
+    /// moves shown at once, and the arbiter is told as for any.
+    pub(super) fn complete_slide(&mut self) {
+        let before = self.game().ply();
+        self.evaluate_at(false);
+        let game = self.game();
+        let after = game.ply();
+        // Half-move `ply` (from 1): when the board showed it made.
+        let made = |ply: usize| game.moves().get(ply.wrapping_sub(1)).map(|m| m.made_at);
+        if after > before
+            && before > 0
+            && made(before) == made(before + 1)
+            && (before == 1 || made(before - 1) != made(before))
+        {
+            self.alert_inferred(before);
+        }
+    }
+}
+
+/// Whether the sensed board is `pos` with a piece of the player to move
+/// caught on a square strictly between the two squares of one of his legal
+/// moves (a pawn's double step, a bishop's, rook's or queen's move), the
+/// piece it captures, if any, on its square or already taken off.
+pub fn slide_in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
+    let board = pos.board();
+    let removed = board.occupied() & !sensed.occupied();
+    let added = sensed.occupied() & !board.occupied();
+    // One square filled, one or two emptied: nothing else can be a slide.
+    let Some(on) = added.single_square() else {
+        return false;
+    };
+    if removed.is_empty() || removed.count() > 2 {
+        return false;
+    }
+    pos.legal_moves()
+        .iter()
+        .any(|m| caught_on(pos, sensed, m, on, removed))
+}
+
+/// Whether `m`'s piece, caught on `on` on its way, explains the board with
+/// the squares `removed` empty.
+fn caught_on(pos: &Chess, sensed: &SensedBoard, m: &Move, on: Square, removed: Bitboard) -> bool {
+    let Move::Normal { from, to, role, .. } = *m else {
+        return false;
+    };
+    if !attacks::between(from, to).contains(on) {
+        return false;
+    }
+    let captured_off = if m.is_capture() {
+        Bitboard::from_square(to)
+    } else {
+        Bitboard::EMPTY
+    };
+    let lifted = Bitboard::from_square(from);
+    let piece = role.of(pos.turn());
+    (removed == lifted || removed == lifted | captured_off)
+        && sensed.piece_at(on).is_none_or(|p| p == piece)
+        && identities_stand(pos, sensed, removed | Bitboard::from_square(on))
+}
+
+/// Whether every piece the sensors name, off the squares that changed, is
+/// the one the position has there.
+fn identities_stand(pos: &Chess, sensed: &SensedBoard, changed: Bitboard) -> bool {
+    (sensed.occupied() & !changed).into_iter().all(|sq| {
+        sensed
+            .piece_at(sq)
+            .is_none_or(|p| pos.board().piece_at(sq) == Some(p))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{CastlingMode, fen::Fen};
+
+    fn position(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
+    fn moved(pos: &Chess, from: Square, to: Square) -> SensedBoard {
+        let mut s = SensedBoard::showing(pos.board());
+        let piece = pos.board().piece_at(from);
+        s.lift(from, 1);
+        s.place(to, piece, 2);
+        s
+    }
+
+    #[test]
+    fn a_pawn_on_the_square_it_steps_over_is_a_slide() {
+        let pos = position("rnbqkbnr/ppp1pppp/8/3p4/3P4/8/PPP1PPPP/RNBQKBNR w KQkq - 0 2");
+        assert!(slide_in_progress(
+            &pos,
+            &moved(&pos, Square::C2, Square::C3)
+        ));
+        // c4 ends the pawn's path: a move made, no slide.
+        assert!(!slide_in_progress(
+            &pos,
+            &moved(&pos, Square::C2, Square::C4)
+        ));
+        // A knight is carried, not dragged: it crosses no square.
+        assert!(!slide_in_progress(
+            &pos,
+            &moved(&pos, Square::G1, Square::E2)
+        ));
+    }
+
+    #[test]
+    fn a_bishop_short_of_its_capture_is_a_slide_with_the_piece_on_or_off() {
+        // 1.e4 e5 2.Nf3 Nc6 3.Bc4 d6: Bxf7+ crosses d5 and e6.
+        let pos = position("r1bqkbnr/ppp2ppp/2np4/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 0 4");
+        let on_d5 = moved(&pos, Square::C4, Square::D5);
+        assert!(slide_in_progress(&pos, &on_d5));
+        let mut off = moved(&pos, Square::C4, Square::E6);
+        off.lift(Square::F7, 3);
+        assert!(slide_in_progress(&pos, &off));
+        // Another piece of the opponent's off is no capture under way.
+        let mut other = moved(&pos, Square::C4, Square::E6);
+        other.lift(Square::A7, 3);
+        assert!(!slide_in_progress(&pos, &other));
+    }
+}
