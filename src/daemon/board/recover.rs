@@ -21,8 +21,10 @@ use crate::{
 };
 
 /// Lines between two copies of the state: a rebuild applies at most this
-/// many again.
-const CHECKPOINT_EVERY: usize = 256;
+/// many again. Every board holds up to this many journal lines besides its
+/// copy: at 256, a 5,000-board load test's daemon held 756 MiB after 70 s,
+/// at 32 it held 527 MiB; a copy of the state every 32 lines costs little.
+const CHECKPOINT_EVERY: usize = 32;
 
 /// What a board is rebuilt from.
 #[derive(Debug, Clone, Default)]
