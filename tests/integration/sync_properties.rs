@@ -158,8 +158,12 @@ proptest! {
 
     /// The record is a prefix of the real game: no move that was not
     /// played.
+    ///
+    /// It holds on these cases; it is not yet true everywhere (the README's
+    /// table shows games with a wrong move on hostile occupancy boards and
+    /// scanning boards, issue 34), so it guards these cases from getting
+    /// worse.
     #[test]
-    #[ignore = "issue 34: the reading rules still record moves that were not played on scanning and hostile boards (wrong moves on other seeds); the engine rewrite makes this pass"]
     fn the_record_is_a_prefix_of_the_game(index in 0usize..438, opts in options()) {
         let Some(games) = corpus() else { return Ok(()) };
         let game = &games[index % games.len()];
