@@ -19,6 +19,7 @@
 //! holds less than what was acknowledged.
 
 use std::{
+    borrow::Cow,
     collections::BTreeSet,
     fs::{File, OpenOptions},
     io::Write,
@@ -44,13 +45,13 @@ const CHECK_EVERY: Duration = Duration::from_secs(1);
 
 /// One logged journal line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Record {
+struct Record<'a> {
     /// The journal, relative to the data directory when it is inside it.
-    journal: PathBuf,
+    journal: Cow<'a, Path>,
     /// Where in the journal the line starts.
     offset: u64,
     /// The line, without its newline.
-    line: String,
+    line: Cow<'a, str>,
 }
 
 /// The open log, owned by the journal writer.
@@ -125,15 +126,17 @@ impl CommitLog {
         let mut bytes = Vec::new();
         for l in lines {
             let journal = l.journal.strip_prefix(&self.dir).unwrap_or(l.journal);
-            let line = String::from_utf8_lossy(l.text.strip_suffix(b"\n").unwrap_or(l.text));
+            // Borrowed: the writer logs thousands of lines a second.
             let record = Record {
-                journal: journal.to_owned(),
+                journal: Cow::Borrowed(journal),
                 offset: l.offset,
-                line: line.into_owned(),
+                line: String::from_utf8_lossy(l.text.strip_suffix(b"\n").unwrap_or(l.text)),
             };
             serde_json::to_writer(&mut bytes, &record).map_err(std::io::Error::other)?;
             bytes.push(b'\n');
-            self.dirty.insert(l.journal.to_owned());
+            if !self.dirty.contains(l.journal) {
+                self.dirty.insert(l.journal.to_owned());
+            }
         }
         if let Err(e) = self
             .file
@@ -279,14 +282,14 @@ pub fn recover(dir: &Path) -> std::io::Result<Vec<String>> {
 /// line starts, or inside it; a journal that holds the line already, or
 /// that stops before it (a gap: the start's checks will refuse it), is left
 /// alone. Returns whether it wrote.
-fn write_back(journal: &Path, record: &Record) -> std::io::Result<bool> {
+fn write_back(journal: &Path, record: &Record<'_>) -> std::io::Result<bool> {
     use std::os::unix::fs::FileExt;
 
     let Ok(file) = OpenOptions::new().read(true).write(true).open(journal) else {
         return Ok(false);
     };
     let len = file.metadata()?.len();
-    let mut text = record.line.clone().into_bytes();
+    let mut text = record.line.as_bytes().to_vec();
     text.push(b'\n');
     let end = record.offset + text.len() as u64;
     if len < record.offset {
