@@ -87,7 +87,9 @@ fn dgt_stream() -> Vec<u8> {
             };
             dgt::encode_field_update(sq, code, &mut bytes);
         }
-        secs -= 7;
+        // The clock runs down 7 s a move and is reset when it would pass zero, so a
+        // long stream never underflows.
+        secs = if secs > 7 { secs - 7 } else { 5400 };
         let mut r = ClockReport {
             left: ClockFace::from_secs(secs),
             right: ClockFace::from_secs(secs + 3),
