@@ -235,6 +235,9 @@ fn create(path: &Path) -> std::io::Result<File> {
 pub fn recover(dir: &Path) -> std::io::Result<Vec<String>> {
     let mut mended: std::collections::BTreeMap<PathBuf, usize> = Default::default();
     let mut touched = BTreeSet::new();
+    // Each journal is opened once however many records name it: a log near
+    // its checkpoint holds hundreds of thousands of records.
+    let mut open: std::collections::HashMap<PathBuf, Option<OpenJournal>> = Default::default();
     // The log before the last checkpoint first: its lines come first.
     for name in [OLD_NAME, NAME] {
         let bytes = match std::fs::read(dir.join(name)) {
@@ -252,7 +255,16 @@ pub fn recover(dir: &Path) -> std::io::Result<Vec<String>> {
                 continue;
             };
             let journal = dir.join(&record.journal);
-            if write_back(&journal, &record)? {
+            let entry = match open.entry(journal.clone()) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(OpenJournal::open(&journal)?)
+                }
+            };
+            let Some(file) = entry else {
+                continue;
+            };
+            if file.write_back(&record)? {
                 *mended.entry(journal.clone()).or_default() += 1;
             }
             touched.insert(journal);
@@ -278,32 +290,47 @@ pub fn recover(dir: &Path) -> std::io::Result<Vec<String>> {
         .collect())
 }
 
-/// Puts `record`'s line back in `journal` if the journal stops where the
-/// line starts, or inside it; a journal that holds the line already, or
-/// that stops before it (a gap: the start's checks will refuse it), is left
-/// alone. Returns whether it wrote.
-fn write_back(journal: &Path, record: &Record<'_>) -> std::io::Result<bool> {
-    use std::os::unix::fs::FileExt;
+/// A journal open for recovery, with its length as recovery left it.
+struct OpenJournal {
+    file: File,
+    len: u64,
+}
 
-    let Ok(file) = OpenOptions::new().read(true).write(true).open(journal) else {
-        return Ok(false);
-    };
-    let len = file.metadata()?.len();
-    let mut text = record.line.as_bytes().to_vec();
-    text.push(b'\n');
-    let end = record.offset + text.len() as u64;
-    if len < record.offset {
-        return Ok(false);
+impl OpenJournal {
+    /// The journal at `path`, or `None` if it cannot be opened (its record
+    /// is skipped: the start's checks name a missing journal).
+    fn open(path: &Path) -> std::io::Result<Option<OpenJournal>> {
+        let Ok(file) = OpenOptions::new().read(true).write(true).open(path) else {
+            return Ok(None);
+        };
+        let len = file.metadata()?.len();
+        Ok(Some(OpenJournal { file, len }))
     }
-    if len >= end {
-        // The line is there, or something else stands where it was
-        // acknowledged: the start's checks name the latter; never
-        // overwrite it.
-        return Ok(false);
+
+    /// Puts `record`'s line back if the journal stops where the line
+    /// starts, or inside it; a journal that holds the line already, or
+    /// that stops before it (a gap: the start's checks will refuse it), is
+    /// left alone. Returns whether it wrote.
+    fn write_back(&mut self, record: &Record<'_>) -> std::io::Result<bool> {
+        use std::os::unix::fs::FileExt;
+
+        let mut text = record.line.as_bytes().to_vec();
+        text.push(b'\n');
+        let end = record.offset + text.len() as u64;
+        if self.len < record.offset {
+            return Ok(false);
+        }
+        if self.len >= end {
+            // The line is there, or something else stands where it was
+            // acknowledged: the start's checks name the latter; never
+            // overwrite it.
+            return Ok(false);
+        }
+        self.file.set_len(record.offset)?;
+        self.file.write_all_at(&text, record.offset)?;
+        self.len = end;
+        Ok(true)
     }
-    file.set_len(record.offset)?;
-    file.write_all_at(&text, record.offset)?;
-    Ok(true)
 }
 
 #[cfg(test)]
@@ -321,6 +348,24 @@ mod tests {
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
+    }
+
+    /// A journal that lost several lines gets each back, in order, from
+    /// one opening: the length recovery tracks follows its own writes.
+    #[test]
+    fn several_lines_lost_from_one_journal_are_all_written_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("boards/1.jsonl");
+        let mut log = CommitLog::open(dir.path()).unwrap();
+        write(&a, "one\ntwo\nthree\n");
+        log.append(&[at(&a, 0, b"one\n"), at(&a, 4, b"two\n")])
+            .unwrap();
+        log.append(&[at(&a, 8, b"three\n")]).unwrap();
+        write(&a, "on");
+        drop(log);
+        let notes = recover(dir.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "one\ntwo\nthree\n");
+        assert!(notes[0].contains(": 3 acknowledged"), "{notes:?}");
     }
 
     /// A crash lost the journals' last lines from the page cache; the log
