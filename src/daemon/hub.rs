@@ -31,9 +31,8 @@ pub const LOG_CAPACITY: usize = 200_000;
 /// How much memory (bytes) the events kept for clients that resume may take
 /// at most, counted as [`Logged::cost`]: at 5,000 boards the daemon makes
 /// about 7,500 events a second, so a log bounded in events alone held
-/// 200,000 of them (about 30 MiB); bounded so, it keeps about the same
-/// number of typical events in half the memory, and fewer when they are
-/// long.
+/// 200,000 of them (about 30 MiB); bounded so, it keeps more than 100,000
+/// typical events in about half the memory, and fewer when they are long.
 pub const LOG_BYTES: usize = 16 << 20;
 
 /// The id of a server-sent event: `<g>.<k>`.
