@@ -291,8 +291,12 @@ fn whole_process(sans: &[(Chess, Vec<String>)], script: &str, moves: u64) {
     if let Ok(before) = std::env::var("EBOARD_BEFORE") {
         binaries.push(("EBOARD_BEFORE", before));
     }
+    // Wall time and CPU time: on a shared machine a process of a few hundred
+    // milliseconds gets its share of the cores, while the floor's short
+    // burst mostly runs at once, so the wall-time ratio grows with the
+    // machine's load; the CPU-time ratio does not.
     let replay = |binary: &str| {
-        let start = Instant::now();
+        let (start, cpu) = (Instant::now(), children_cpu());
         let out = std::process::Command::new(binary)
             .arg("replay")
             .arg("--json")
@@ -301,12 +305,12 @@ fn whole_process(sans: &[(Chess, Vec<String>)], script: &str, moves: u64) {
             .status()
             .expect("eboard replay runs");
         assert!(out.success(), "eboard replay failed: {out}");
-        start.elapsed()
+        (start.elapsed(), children_cpu() - cpu)
     };
     let floor_time = || {
-        let start = Instant::now();
+        let (start, cpu) = (Instant::now(), thread_cpu());
         floor(sans);
-        start.elapsed()
+        (start.elapsed(), thread_cpu() - cpu)
     };
     let load = || std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let load_before = load();
@@ -318,28 +322,57 @@ fn whole_process(sans: &[(Chess, Vec<String>)], script: &str, moves: u64) {
             times[i].push(replay(binary));
         }
     }
-    let median = |t: &mut Vec<Duration>| {
+    let median = |t: &[(Duration, Duration)], cpu: bool| {
+        let mut t: Vec<Duration> = t.iter().map(|&(w, c)| if cpu { c } else { w }).collect();
         t.sort_unstable();
         t[t.len() / 2]
     };
-    let floor_median = median(&mut floors);
+    let (floor_wall, floor_cpu) = (median(&floors, false), median(&floors, true));
     println!(
         "whole process, `eboard replay --json` of the corpus script (medians of {ROUNDS} alternating rounds, {moves} plies; load average {} before, {} after):",
         load_before.trim(),
         load().trim()
     );
     println!(
-        "  floor (SAN + legal moves): {:.1} ms",
-        floor_median.as_secs_f64() * 1e3
+        "  floor (SAN + legal moves): {:.1} ms wall, {:.1} ms CPU",
+        floor_wall.as_secs_f64() * 1e3,
+        floor_cpu.as_secs_f64() * 1e3
     );
-    for ((name, binary), t) in binaries.iter().zip(&mut times) {
-        let m = median(t);
+    for ((name, binary), t) in binaries.iter().zip(&times) {
+        let (wall, cpu) = (median(t, false), median(t, true));
         println!(
-            "  eboard replay, {name} ({binary}): {:.1} ms, {:.1}x the floor",
-            m.as_secs_f64() * 1e3,
-            m.as_secs_f64() / floor_median.as_secs_f64()
+            "  eboard replay, {name} ({binary}): {:.1} ms wall, {:.1}x the floor; {:.1} ms CPU (all threads), {:.1}x the floor's",
+            wall.as_secs_f64() * 1e3,
+            wall.as_secs_f64() / floor_wall.as_secs_f64(),
+            cpu.as_secs_f64() * 1e3,
+            cpu.as_secs_f64() / floor_cpu.as_secs_f64()
         );
     }
+}
+
+/// The CPU time (user and system) of the children waited for so far.
+fn children_cpu() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// The CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    // SAFETY: clock_gettime only writes the struct it is given.
+    let t = unsafe {
+        let mut t: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t);
+        t
+    };
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 /// The events through an engine; the number of games, so nothing is

@@ -212,6 +212,8 @@ fn read_bytes(path: &PathBuf) -> Result<(String, Vec<u8>), Failure> {
 
 /// Runs the command line; returns the process exit status (2 for bad input).
 pub fn main() -> ExitCode {
+    // Before any thread starts (see the function).
+    crate::daemon::limits::limit_malloc_arenas();
     let cli = Cli::parse();
     let mut stdout = io::stdout().lock();
     match run(cli, &mut stdout) {

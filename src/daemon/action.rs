@@ -62,13 +62,17 @@ pub enum Action {
         fen: String,
     },
     /// Sets the players' names (and ids, titles, ratings).
+    ///
+    /// The players are boxed (the same JSON): unboxed, they made every
+    /// action, journal entry and board command 200 bytes, and each board
+    /// holds dozens of those in its channels and its recovery lines.
     Players {
         /// The player with the white pieces.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        white: Option<Player>,
+        white: Option<Box<Player>>,
         /// The player with the black pieces.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        black: Option<Player>,
+        black: Option<Box<Player>>,
     },
 }
 

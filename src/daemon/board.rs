@@ -713,7 +713,7 @@ impl BoardState {
             Action::Players { white, black } => {
                 for (i, p) in [white, black].into_iter().enumerate() {
                     if let Some(p) = p {
-                        self.players[i] = p.clone();
+                        self.players[i] = Player::clone(p);
                         let tag = if i == 0 { "White" } else { "Black" };
                         self.push(ev(BoardEvent::Tag(tag.into(), p.name.clone())), extra);
                     }
@@ -1286,10 +1286,10 @@ mod tests {
         act(
             &mut s,
             Action::Players {
-                white: Some(Player {
+                white: Some(Box::new(Player {
                     name: "New, Name".into(),
                     ..Player::default()
-                }),
+                })),
                 black: None,
             },
         );

@@ -11,11 +11,12 @@
 //!
 //! Because the ids come from the journals, a restarted daemon replays the
 //! journals into the same ids: a client's `Last-Event-ID` still works after a
-//! restart. The hub keeps the most recent [`LOG_CAPACITY`] events; a client
-//! that asks for older ones is told to reload (`resync`).
+//! restart. The hub keeps the most recent events, at most [`LOG_CAPACITY`]
+//! of them and at most [`LOG_BYTES`] of memory; a client that asks for
+//! older ones is told to reload (`resync`).
 
 use std::{
-    collections::{BTreeMap, HashMap, VecDeque},
+    collections::{BTreeMap, VecDeque},
     fmt,
     str::FromStr,
     sync::{Arc, Mutex, MutexGuard},
@@ -24,8 +25,15 @@ use std::{
 
 use tokio::sync::broadcast;
 
-/// How many events the hub keeps for clients that resume.
+/// How many events the hub keeps at most for clients that resume.
 pub const LOG_CAPACITY: usize = 200_000;
+
+/// How much memory (bytes) the events kept for clients that resume may take
+/// at most, counted as [`Logged::cost`]: at 5,000 boards the daemon makes
+/// about 7,500 events a second, so a log bounded in events alone held
+/// 200,000 of them (about 30 MiB); bounded so, it keeps more than 100,000
+/// typical events in about half the memory, and fewer when they are long.
+pub const LOG_BYTES: usize = 16 << 20;
 
 /// The id of a server-sent event: `<g>.<k>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -75,14 +83,90 @@ pub struct Published {
     pub data: Arc<str>,
 }
 
+/// An event as the log keeps it: in place, with its data shared with the
+/// live event (one allocation per event, not two).
+#[derive(Debug, Clone)]
+struct Logged {
+    id: EventId,
+    kind: &'static str,
+    data: Arc<str>,
+}
+
+impl Logged {
+    fn of(p: &Published) -> Logged {
+        Logged {
+            id: p.id,
+            kind: p.kind,
+            data: Arc::clone(&p.data),
+        }
+    }
+
+    fn published(&self) -> Arc<Published> {
+        Arc::new(Published {
+            id: self.id,
+            kind: self.kind,
+            data: Arc::clone(&self.data),
+        })
+    }
+
+    /// The memory the log spends on it: its place in the log, the data and
+    /// the data's counts.
+    fn cost(&self) -> usize {
+        std::mem::size_of::<Logged>() + self.data.len() + 2 * std::mem::size_of::<usize>()
+    }
+}
+
+/// The events kept for clients that resume, oldest first, bounded in
+/// number and in bytes.
+#[derive(Debug, Default)]
+struct Log {
+    events: VecDeque<Logged>,
+    /// The sum of the events' [`Logged::cost`].
+    bytes: usize,
+    /// The id of the newest event dropped.
+    evicted: Option<EventId>,
+}
+
+impl Log {
+    fn push(&mut self, event: Logged, max_events: usize, max_bytes: usize) {
+        self.bytes += event.cost();
+        self.events.push_back(event);
+        while self.events.len() > max_events || self.bytes > max_bytes && self.events.len() > 1 {
+            let Some(old) = self.events.pop_front() else {
+                break;
+            };
+            self.bytes -= old.cost();
+            self.evicted = Some(old.id);
+        }
+    }
+
+    /// Whether events after `after` were dropped.
+    fn missed(&self, after: EventId) -> bool {
+        self.evicted.is_some_and(|e| after < e)
+    }
+
+    /// The index of the first event after `after`.
+    fn start(&self, after: EventId) -> usize {
+        self.events.partition_point(|p| p.id <= after)
+    }
+
+    fn range(&self, start: usize, end: usize) -> Vec<Arc<Published>> {
+        self.events
+            .range(start..end)
+            .map(Logged::published)
+            .collect()
+    }
+}
+
 #[derive(Debug)]
 struct Inner {
     next_g: u64,
     next_publish: u64,
     pending: BTreeMap<u64, Vec<Payload>>,
-    log: VecDeque<Arc<Published>>,
-    /// The id of the newest event dropped from the log.
-    evicted: Option<EventId>,
+    log: Log,
+    /// The bounds of the log (see [`LOG_CAPACITY`] and [`LOG_BYTES`]).
+    max_events: usize,
+    max_bytes: usize,
     last: Option<EventId>,
 }
 
@@ -92,7 +176,7 @@ pub struct Hub {
     inner: Mutex<Inner>,
     tx: broadcast::Sender<Arc<Published>>,
     /// For the load test: when each line's input entered the daemon.
-    probe: Option<Mutex<HashMap<u64, Instant>>>,
+    probe: Option<Mutex<BTreeMap<u64, Instant>>>,
 }
 
 /// A reserved global number: publish the line's events with
@@ -146,27 +230,38 @@ pub struct Page {
 impl Hub {
     /// A hub whose log holds the events replayed from the journals (any
     /// order); new lines are numbered after `max_g`.
-    pub fn new(mut replayed: Vec<Published>, max_g: u64, probe: bool) -> Arc<Hub> {
+    pub fn new(replayed: Vec<Published>, max_g: u64, probe: bool) -> Arc<Hub> {
+        Hub::bounded(replayed, max_g, probe, LOG_CAPACITY, LOG_BYTES)
+    }
+
+    /// [`Hub::new`] with a log of at most `max_events` events and
+    /// `max_bytes` bytes.
+    pub fn bounded(
+        mut replayed: Vec<Published>,
+        max_g: u64,
+        probe: bool,
+        max_events: usize,
+        max_bytes: usize,
+    ) -> Arc<Hub> {
         replayed.sort_by_key(|p| p.id);
-        let mut evicted = None;
-        if replayed.len() > LOG_CAPACITY {
-            let cut = replayed.len() - LOG_CAPACITY;
-            evicted = Some(replayed[cut - 1].id);
-            replayed.drain(..cut);
+        let mut log = Log::default();
+        for p in &replayed {
+            log.push(Logged::of(p), max_events, max_bytes);
         }
-        let last = replayed.last().map(|p| p.id).or(evicted);
+        let last = replayed.last().map(|p| p.id);
         let (tx, _) = broadcast::channel(16_384);
         Arc::new(Hub {
             inner: Mutex::new(Inner {
                 next_g: max_g + 1,
                 next_publish: max_g + 1,
                 pending: BTreeMap::new(),
-                log: replayed.into_iter().map(Arc::new).collect(),
-                evicted,
+                log,
+                max_events,
+                max_bytes,
                 last,
             }),
             tx,
-            probe: probe.then(|| Mutex::new(HashMap::new())),
+            probe: probe.then(|| Mutex::new(BTreeMap::new())),
         })
     }
 
@@ -239,12 +334,10 @@ impl Hub {
                     data: p.data.into(),
                 });
                 inner.last = Some(published.id);
-                if inner.log.len() >= LOG_CAPACITY
-                    && let Some(old) = inner.log.pop_front()
-                {
-                    inner.evicted = Some(old.id);
-                }
-                inner.log.push_back(Arc::clone(&published));
+                let (max_events, max_bytes) = (inner.max_events, inner.max_bytes);
+                inner
+                    .log
+                    .push(Logged::of(&published), max_events, max_bytes);
                 // No receiver is not an error: nobody is watching.
                 let _ = self.tx.send(published);
             }
@@ -274,9 +367,9 @@ impl Hub {
                 live,
             };
         };
-        let resync = inner.evicted.is_some_and(|e| after < e);
-        let start = inner.log.partition_point(|p| p.id <= after);
-        let backlog = inner.log.range(start..).cloned().collect();
+        let resync = inner.log.missed(after);
+        let start = inner.log.start(after);
+        let backlog = inner.log.range(start, inner.log.events.len());
         Subscription {
             backlog,
             resync,
@@ -290,11 +383,11 @@ impl Hub {
     /// under the same lock, so that nothing falls between the two.
     pub fn page(&self, after: EventId, limit: usize) -> Page {
         let inner = self.lock();
-        let resync = inner.evicted.is_some_and(|e| after < e);
-        let start = inner.log.partition_point(|p| p.id <= after);
-        let end = inner.log.len().min(start.saturating_add(limit));
-        let events: Vec<Arc<Published>> = inner.log.range(start..end).cloned().collect();
-        let live = (end == inner.log.len()).then(|| self.tx.subscribe());
+        let resync = inner.log.missed(after);
+        let start = inner.log.start(after);
+        let end = inner.log.events.len().min(start.saturating_add(limit));
+        let events = inner.log.range(start, end);
+        let live = (end == inner.log.events.len()).then(|| self.tx.subscribe());
         Page {
             events,
             resync,
@@ -310,6 +403,21 @@ impl Hub {
             .unwrap_or_else(|e| e.into_inner())
             .get(&g)
             .copied()
+    }
+
+    /// [`Hub::entered`] for a reader that sees the lines in order (the load
+    /// test's event client): the lines before `g` are forgotten, so that the
+    /// probe does not grow with the run (at 5,000 boards it held 40 MiB
+    /// after a minute, counted as the daemon's).
+    pub fn entered_in_order(&self, g: u64) -> Option<Instant> {
+        let mut probe = self
+            .probe
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let kept = probe.split_off(&g);
+        *probe = kept;
+        probe.get(&g).copied()
     }
 }
 
@@ -364,6 +472,88 @@ mod tests {
         assert_eq!(got, ["5.0:a", "12.0:b", "12.1:c"]);
         let sub = hub.subscribe(Some("5.0".parse().unwrap()));
         assert_eq!(sub.backlog.len(), 2);
+    }
+
+    fn publish_one(hub: &Arc<Hub>, data: &str) {
+        let ticket = hub.reserve(Instant::now());
+        hub.publish(
+            ticket,
+            vec![Payload {
+                kind: "move",
+                data: data.into(),
+            }],
+        );
+    }
+
+    fn ids(events: &[Arc<Published>]) -> Vec<String> {
+        events.iter().map(|e| e.id.to_string()).collect()
+    }
+
+    #[test]
+    fn the_log_is_bounded_in_bytes_and_resumes_what_it_keeps() {
+        let data = "x".repeat(100);
+        let one = Logged {
+            id: EventId { g: 0, k: 0 },
+            kind: "move",
+            data: data.as_str().into(),
+        }
+        .cost();
+        // Room for three such events, though the count allows a thousand.
+        let hub = Hub::bounded(Vec::new(), 0, false, 1_000, 3 * one);
+        for _ in 0..5 {
+            publish_one(&hub, &data);
+        }
+        // 1.0 and 2.0 were dropped: a client that saw 2.0 misses nothing.
+        let sub = hub.subscribe(Some("2.0".parse().unwrap()));
+        assert_eq!(ids(&sub.backlog), ["3.0", "4.0", "5.0"]);
+        assert!(!sub.resync);
+        let sub = hub.subscribe(Some("3.0".parse().unwrap()));
+        assert_eq!(ids(&sub.backlog), ["4.0", "5.0"]);
+        assert!(!sub.resync);
+        // A client that saw only 1.0 missed 2.0: it must reload.
+        let sub = hub.subscribe(Some("1.0".parse().unwrap()));
+        assert!(sub.resync);
+        let page = hub.page("1.0".parse().unwrap(), 2);
+        assert!(page.resync);
+        assert_eq!(ids(&page.events), ["3.0", "4.0"]);
+        assert!(page.live.is_none());
+        let page = hub.page("4.0".parse().unwrap(), 2);
+        assert_eq!(ids(&page.events), ["5.0"]);
+        assert!(page.live.is_some());
+    }
+
+    #[test]
+    fn a_restarted_log_is_bounded_in_bytes_too() {
+        let data: Arc<str> = "y".repeat(200).into();
+        let replayed: Vec<Published> = (1..=4)
+            .rev()
+            .map(|g| Published {
+                id: EventId { g, k: 0 },
+                kind: "move",
+                data: Arc::clone(&data),
+            })
+            .collect();
+        let one = Logged::of(&replayed[0]).cost();
+        let hub = Hub::bounded(replayed, 4, false, 1_000, 2 * one);
+        assert_eq!(hub.last_id(), Some(EventId { g: 4, k: 0 }));
+        let sub = hub.subscribe(Some("2.0".parse().unwrap()));
+        assert_eq!(ids(&sub.backlog), ["3.0", "4.0"]);
+        assert!(!sub.resync);
+        assert!(hub.subscribe(Some("1.0".parse().unwrap())).resync);
+    }
+
+    #[test]
+    fn the_load_probe_forgets_the_lines_an_ordered_reader_passed() {
+        let hub = Hub::new(Vec::new(), 0, true);
+        let t0 = Instant::now();
+        let t1 = t0 + std::time::Duration::from_millis(5);
+        let a = hub.reserve(t0);
+        let b = hub.reserve(t1);
+        assert_eq!(hub.entered_in_order(a.g()), Some(t0));
+        assert_eq!(hub.entered_in_order(b.g()), Some(t1));
+        // The line's other events still find it; the line before is gone.
+        assert_eq!(hub.entered_in_order(b.g()), Some(t1));
+        assert_eq!(hub.entered(a.g()), None);
     }
 
     #[test]

@@ -1008,4 +1008,21 @@ mod tests {
         );
         assert_eq!(serde_json::to_string(&l).unwrap(), text);
     }
+
+    #[test]
+    fn entries_stay_small() {
+        // A board keeps up to 32 lines for a rebuild and a channel of
+        // entries; at 5,000 boards each byte of an entry is 5 MB. A
+        // player's details (about 100 bytes each) are boxed for it.
+        assert!(
+            std::mem::size_of::<Entry>() <= 64,
+            "{}",
+            std::mem::size_of::<Entry>()
+        );
+        assert!(
+            std::mem::size_of::<crate::daemon::actor::Command>() <= 72,
+            "{}",
+            std::mem::size_of::<crate::daemon::actor::Command>()
+        );
+    }
 }

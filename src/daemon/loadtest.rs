@@ -258,7 +258,7 @@ pub fn run(args: &LoadtestArgs) -> Result<(), DaemonError> {
         );
         let client = tokio::spawn(sse_client(daemon.addr, deadline, move |id, kind, now| {
             let g = id.split('.').next().and_then(|g| g.parse::<u64>().ok());
-            if let Some(entered) = g.and_then(|g| hub.entered(g)) {
+            if let Some(entered) = g.and_then(|g| hub.entered_in_order(g)) {
                 let us = now.saturating_duration_since(entered).as_micros() as u64;
                 lat.lock().unwrap_or_else(|e| e.into_inner()).push(us);
             }
