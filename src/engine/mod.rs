@@ -29,6 +29,7 @@ mod first_reading;
 mod flag;
 mod full_dead;
 mod guard;
+mod half_castled;
 mod hypotheses;
 mod illegal;
 mod input;
