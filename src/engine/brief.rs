@@ -106,10 +106,6 @@ impl Engine {
             && moves[0] == h.mv
         {
             let rest = moves[1..].to_vec();
-            // What was lifted since was the next player's, not the mover's.
-            for sq in self.sensed.touched_since(h.basis) {
-                self.touches.forget(sq);
-            }
             self.complete_held(HeldCapture { lift: None, ..h }, self.settle.since());
             return Reading::Moves(rest);
         }
@@ -145,7 +141,9 @@ impl Engine {
         );
         match (blipped, capture) {
             (blipped @ Reading::Moves(_), _) => blipped,
-            (_, Some(mv)) if !closing => {
+            // Checkmate or stalemate: no completion will come (Art. 5.1.1,
+            // 5.2.1 end the game with the move).
+            (_, Some(mv)) if !closing && !self.ends_game(mv) => {
                 self.brief.held = Some(HeldCapture {
                     mv,
                     ply: self.game().ply(),
@@ -156,6 +154,23 @@ impl Engine {
                 Reading::Hand
             }
             _ => reading,
+        }
+    }
+
+    /// Whether `mv` from the record's position leaves the opponent no legal
+    /// move.
+    fn ends_game(&self, mv: Move) -> bool {
+        let mut pos = self.game().position().clone();
+        pos.play_unchecked(mv);
+        pos.legal_moves().is_empty()
+    }
+
+    /// At the end of the input: the capture held is where the players left
+    /// the pieces (a press or a lift that never came).
+    pub(super) fn complete_brief_at_end(&mut self) {
+        if let Some(h) = self.held_stands(false) {
+            let t = self.now;
+            self.complete_held(h, t);
         }
     }
 
@@ -176,10 +191,10 @@ impl Engine {
         if h.ply != self.game().ply() || self.game().is_over() {
             return;
         }
-        // The lift that completed it was the opponent's first touch of his
-        // own move, not one of the mover's.
+        // What was lifted since it was held was the opponent beginning his
+        // own move (the lift that completed it his touch), not the mover's.
         let lifted = h.lift.map(|(sq, at, _)| (sq, at));
-        if let Some((sq, _)) = lifted {
+        for sq in self.sensed.touched_since(h.basis) {
             self.touches.forget(sq);
         }
         self.record(&[h.mv], h.made_at, h.basis);

@@ -359,6 +359,7 @@ impl Engine {
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
         self.flush();
+        self.complete_brief_at_end();
         if let Some(lines) = self.unlisted.take()
             && !self.game().is_over()
         {
