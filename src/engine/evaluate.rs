@@ -72,6 +72,8 @@ impl Engine {
         }
         let at = self.observed(closing);
         let (reading, put_off) = self.first_reading(at, unlisted, put_off);
+        let reading = self.weigh_brief(reading, at.scanned, at.closing);
+        let reading = self.weigh_half_castling(reading, at.scanned);
         let Some(reading) = self.weigh_blips(reading, at, put_off) else {
             return self.evaluate_at(closing);
         };

@@ -92,7 +92,8 @@ impl Engine {
         }
         let game = self.game();
         let pos = game.position();
-        if self.sensed.shows_position(pos) || in_progress(pos, &self.sensed) {
+        if self.sensed.shows_position(pos) || in_progress(pos, &self.sensed) || self.half_castling()
+        {
             // In step again (or a hand at work): whatever was stopped goes on.
             self.guard.since = None;
             self.guard.stopped = false;

@@ -19,6 +19,7 @@ impl Engine {
         let ev = turned.as_ref().unwrap_or(ev);
         let t = ev.at.max(self.now);
         self.advance_to(t);
+        self.confirm_brief_lift(Some(&ev.event), t);
         self.now = t;
         match &ev.event {
             BoardEvent::Lift(sq) => self.lift(*sq, t),
@@ -86,6 +87,7 @@ impl Engine {
 
     pub(super) fn lift(&mut self, sq: Square, t: Millis) {
         self.read_before_opponent_lift(sq, t);
+        self.lift_may_complete_brief_capture(sq, t);
         self.seq += 1;
         // A square filled and emptied again at once, with nothing else in
         // between, before the state settled: a sensor blip.
@@ -166,7 +168,9 @@ impl Engine {
         // like: no touch survives that assumption (Art. 4.3 needs a
         // deliberate touch), even while the squares keep the capture open.
         self.touches.forget(sq);
-        if !in_air {
+        if in_air {
+            self.note_brief_refill(sq);
+        } else {
             self.sensed = probe;
         }
     }

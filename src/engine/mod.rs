@@ -18,6 +18,7 @@
 //!   resignations, agreed and claimed draws.
 
 mod apply;
+mod brief;
 mod claim;
 mod complete;
 mod config;
@@ -28,6 +29,7 @@ mod first_reading;
 mod flag;
 mod full_dead;
 mod guard;
+mod half_castled;
 mod hypotheses;
 mod illegal;
 mod input;
@@ -192,6 +194,9 @@ pub struct Engine {
     /// The check of the record against the board, outside the reading
     /// rules (see `guard.rs`).
     guard: guard::Guard,
+    /// Squares refilled within the settle time while a piece was in the
+    /// air: a blip or a capture (see `brief.rs`).
+    brief: brief::BriefRefills,
 }
 
 impl Default for Engine {
@@ -243,6 +248,7 @@ impl Engine {
             put_off: None,
             takeback_held: None,
             guard: guard::Guard::default(),
+            brief: brief::BriefRefills::default(),
         }
     }
 
@@ -332,6 +338,7 @@ impl Engine {
     /// Lets time pass to `t` with no event: a board state that has stood long
     /// enough is read. A live reader calls this at [`Engine::next_deadline`].
     pub fn advance_to(&mut self, t: Millis) {
+        self.confirm_brief_lift(None, t);
         if self.read_due(t) {
             self.read_board();
         }
@@ -352,6 +359,7 @@ impl Engine {
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
         self.flush();
+        self.complete_brief_at_end();
         if let Some(lines) = self.unlisted.take()
             && !self.game().is_over()
         {

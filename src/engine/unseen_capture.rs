@@ -46,6 +46,9 @@ impl Engine {
     /// At a press by `color`: records and completes the capture the board
     /// did not show on its square, if there is one; returns whether it did.
     pub(super) fn press_completes_unseen_capture(&mut self, color: Color, t: Millis) -> bool {
+        if self.game().position().turn() == color && self.press_completes_brief_capture(t) {
+            return true;
+        }
         match self.unseen_captures(color, Bitboard::EMPTY)[..] {
             [] => false,
             [m] => {
