@@ -243,8 +243,14 @@ impl Engine {
         );
         match slide.filter(|_| u.may_slide) {
             Some(SlideVerdict::Slid) => return self.forget(u, stories),
-            Some(SlideVerdict::Both) => return self.list_stories(u, stories),
-            Some(SlideVerdict::Made) | None => {}
+            // Both within the margin: one more scan may tell them apart
+            // (the piece shown where it went, or the board going on from
+            // the move made); then they are weighed as any blip.
+            Some(SlideVerdict::Both) if self.snapshots.count_after(u.seq) <= MAX_WEIGHED => {
+                self.unconfirmed = Some(u);
+                return;
+            }
+            Some(SlideVerdict::Both | SlideVerdict::Made) | None => {}
         }
         // Read without the square, the board shows fewer moves, where with
         // it a piece leaves the square again at once (Nc4, then the knight
