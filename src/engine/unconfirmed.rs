@@ -230,28 +230,9 @@ impl Engine {
         if !stories.shown_back {
             return self.settle_stayed_full(u, stories);
         }
-        // A square shown back that the piece may have crossed on its way:
-        // the cheaper story wins, both within the margin are listed.
-        let made_lines = [&stories.made_exact[..], &stories.made_hand[..]].concat();
-        let pos = self.game().position();
-        let slide = weigh_slide(
-            pos,
-            &u.moves,
-            stories.back,
-            &made_lines,
-            &stories.blip_exact,
-        );
-        match slide.filter(|_| u.may_slide) {
-            Some(SlideVerdict::Slid) => return self.forget(u, stories),
-            // Both within the margin: one more scan may tell them apart
-            // (the piece shown where it went, or the board going on from
-            // the move made); then they are weighed as any blip.
-            Some(SlideVerdict::Both) if self.snapshots.count_after(u.seq) <= MAX_WEIGHED => {
-                self.unconfirmed = Some(u);
-                return;
-            }
-            Some(SlideVerdict::Both | SlideVerdict::Made) | None => {}
-        }
+        let Some((u, stories)) = self.settle_slide(u, stories) else {
+            return;
+        };
         // Read without the square, the board shows fewer moves, where with
         // it a piece leaves the square again at once (Nc4, then the knight
         // lifted again or on to e5; or Nxb5): the next scans tell them
@@ -284,6 +265,30 @@ impl Engine {
             // Neither: the moves went on past what one scan is read for.
             (false, false) => self.go_on_as_shown(u),
         }
+    }
+
+    /// A square shown back that the piece may have crossed on its way:
+    /// the cheaper story wins; both within the margin wait one more scan
+    /// (the piece shown where it went, or the board going on from the move
+    /// made), then are weighed as any blip. Returns them if not settled.
+    fn settle_slide(&mut self, u: Unconfirmed, stories: Stories) -> Option<(Unconfirmed, Stories)> {
+        let made_lines = [&stories.made_exact[..], &stories.made_hand[..]].concat();
+        let pos = self.game().position();
+        let slide = weigh_slide(
+            pos,
+            &u.moves,
+            stories.back,
+            &made_lines,
+            &stories.blip_exact,
+        );
+        match slide.filter(|_| u.may_slide) {
+            Some(SlideVerdict::Slid) => self.forget(u, stories),
+            Some(SlideVerdict::Both) if self.snapshots.count_after(u.seq) <= MAX_WEIGHED => {
+                self.unconfirmed = Some(u);
+            }
+            Some(SlideVerdict::Both | SlideVerdict::Made) | None => return Some((u, stories)),
+        }
+        None
     }
 
     /// The square a blip would explain stayed full at the next scan.
