@@ -92,7 +92,13 @@ impl Engine {
         }
         let game = self.game();
         let pos = game.position();
-        if self.sensed.shows_position(pos) || in_progress(pos, &self.sensed) || self.half_castling()
+        // A hand at work excuses the board's difference only while the
+        // player to move has not pressed: his press completed his move
+        // (Art. 6.2.1), so a piece of his off the board is no move under
+        // way any more, however the record got there.
+        let pressed = self.clock.pending_press[pos.turn()] || self.clock.presses_ahead > 0;
+        if self.sensed.shows_position(pos)
+            || !pressed && (in_progress(pos, &self.sensed) || self.half_castling())
         {
             // In step again (or a hand at work): whatever was stopped goes on.
             self.guard.since = None;

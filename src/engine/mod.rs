@@ -34,6 +34,7 @@ mod hypotheses;
 mod illegal;
 mod input;
 mod next_game;
+mod occupancy_slide;
 mod orientation;
 mod output;
 mod phase;

@@ -12,6 +12,7 @@ use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square}
 
 use super::{
     hypotheses::SNAPSHOT_PLIES,
+    occupancy_slide::slide_square,
     phase::Phase,
     scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan},
     snapshots::{OddSquares, Snapshots},
@@ -336,7 +337,13 @@ fn conclude_snapshot(
         // One move read from a snapshot changes squares no blip
         // alone makes up; two may hide one.
         ScanReading::Moves(moves) if hands && moves.len() > 1 => {
-            let (proof, suspect) = lines.blip_proof(&moves);
+            let (mut proof, mut suspect) = lines.blip_proof(&moves);
+            // The last move's piece may be on its way on: it waits too.
+            let slide = last_slide(pos, &moves, snapshots, moment.presses_ahead);
+            if slide.any() {
+                proof = proof.min(moves.len() - 1);
+                suspect |= slide;
+            }
             Some(if suspect.is_empty() {
                 Reading::Moves(moves)
             } else {
@@ -350,7 +357,8 @@ fn conclude_snapshot(
             })
         }
         ScanReading::Moves(moves) if hands && moves.len() == 1 => {
-            let suspect = lines.one_move_blip(moves[0]);
+            let suspect = lines.one_move_blip(moves[0])
+                | last_slide(pos, &moves, snapshots, moment.presses_ahead);
             Some(unless_blip(moves, suspect))
         }
         // The candidates are followed past a blip too: no line
@@ -373,6 +381,25 @@ fn conclude_snapshot(
         ScanReading::None if waits => Some(Reading::Wait),
         reading => from_scan(reading),
     }
+}
+
+/// The square the last of `moves` (from `pos`) filled at the last scan, if
+/// its piece may have been caught there on its way (see
+/// [`slide_square`]). Not once its player pressed (`pressed`: the presses
+/// in turn since `pos`): the press came after the piece was let go of
+/// (Art. 6.2.1), and the scans after it show it at rest.
+fn last_slide(pos: &Chess, moves: &[Move], snapshots: &Snapshots, pressed: usize) -> Bitboard {
+    let Some((&last, before)) = moves.split_last() else {
+        return Bitboard::EMPTY;
+    };
+    if pressed >= moves.len() {
+        return Bitboard::EMPTY;
+    }
+    let mut pos = pos.clone();
+    for &m in before {
+        pos.play_unchecked(m);
+    }
+    slide_square(&pos, last, snapshots.changed_last())
 }
 
 /// The snapshots read again with the squares one scan alone showed changed

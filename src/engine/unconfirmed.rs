@@ -23,6 +23,7 @@ use shakmaty::{Bitboard, Move, Position, Square};
 
 use super::{
     Engine,
+    occupancy_slide::{SlideVerdict, weigh_slide},
     scanned::{
         ScanReading, SnapshotLines, exact_explanations, hand_explanations, is_legal_line,
         may_reach, read_scan,
@@ -60,6 +61,10 @@ pub(super) struct Unconfirmed {
     /// The last scan weighed that one line alone, going on from the
     /// moves, explained exactly: its event, and that line.
     made_shown: Option<(u64, Vec<Move>)>,
+    /// The last move's player had not pressed when the snapshot showed it:
+    /// its piece may have been on its way (a slide). After his press it
+    /// was at rest (Art. 6.2.1).
+    may_slide: bool,
 }
 
 /// The board read two ways, while moves wait: every line from the
@@ -149,6 +154,9 @@ impl Engine {
         if !certain.is_empty() {
             self.record_read(&certain, made_at, basis, scanned);
         }
+        // The presses count from the record's position, the moves
+        // recorded above taken off.
+        let may_slide = self.clock.presses_ahead < then.len();
         if let Some((seq, shown)) = self.snapshots.last() {
             self.unconfirmed = Some(Unconfirmed {
                 ply: self.game().ply(),
@@ -162,6 +170,7 @@ impl Engine {
                 strict: self.sensed.identifies_all(),
                 presses: 0,
                 made_shown: None,
+                may_slide,
             });
         }
     }
@@ -221,6 +230,9 @@ impl Engine {
         if !stories.shown_back {
             return self.settle_stayed_full(u, stories);
         }
+        let Some((u, stories)) = self.settle_slide(u, stories) else {
+            return;
+        };
         // Read without the square, the board shows fewer moves, where with
         // it a piece leaves the square again at once (Nc4, then the knight
         // lifted again or on to e5; or Nxb5): the next scans tell them
@@ -253,6 +265,30 @@ impl Engine {
             // Neither: the moves went on past what one scan is read for.
             (false, false) => self.go_on_as_shown(u),
         }
+    }
+
+    /// A square shown back that the piece may have crossed on its way:
+    /// the cheaper story wins; both within the margin wait one more scan
+    /// (the piece shown where it went, or the board going on from the move
+    /// made), then are weighed as any blip. Returns them if not settled.
+    fn settle_slide(&mut self, u: Unconfirmed, stories: Stories) -> Option<(Unconfirmed, Stories)> {
+        let made_lines = [&stories.made_exact[..], &stories.made_hand[..]].concat();
+        let pos = self.game().position();
+        let slide = weigh_slide(
+            pos,
+            &u.moves,
+            stories.back,
+            &made_lines,
+            &stories.blip_exact,
+        );
+        match slide.filter(|_| u.may_slide) {
+            Some(SlideVerdict::Slid) => self.forget(u, stories),
+            Some(SlideVerdict::Both) if self.snapshots.count_after(u.seq) <= MAX_WEIGHED => {
+                self.unconfirmed = Some(u);
+            }
+            Some(SlideVerdict::Both | SlideVerdict::Made) | None => return Some((u, stories)),
+        }
+        None
     }
 
     /// The square a blip would explain stayed full at the next scan.

@@ -171,3 +171,54 @@ proptest! {
         prop_assert!(game.moves.starts_with(&moves), "{:?}", opts);
     }
 }
+
+/// A scanning board that only senses occupancy, as the simulator's scan
+/// styles make it (no blips, outages or rough hands): where a scan may
+/// catch a piece on its way or a capture half done.
+fn scanning_occupancy() -> impl Strategy<Value = SimOptions> {
+    (
+        any::<u64>(),
+        any::<bool>(),
+        prop_oneof![Just(700), Just(1000)],
+        any::<bool>(),
+    )
+        .prop_map(|(seed, clock, scan_ms, slow_hands)| SimOptions {
+            seed,
+            occupancy: true,
+            clock,
+            noise: Noise::Human,
+            hostile: Hostile {
+                scan_ms: Some(scan_ms),
+                blips: false,
+                slow_hands,
+                outages: false,
+                rotated: false,
+            },
+        })
+}
+
+proptest! {
+    // Issue 34 on scanning occupancy boards: a seed of its own, fixed as
+    // above.
+    #![proptest_config(ProptestConfig {
+        cases: 16,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x0eb0_a4d1_0000_0034),
+        ..ProptestConfig::default()
+    })]
+
+    /// On scanning occupancy boards too, the record is a prefix of the
+    /// game, and one stopped short is not `ok`.
+    #[test]
+    fn on_scanning_occupancy_boards_the_record_is_a_prefix_and_never_a_silent_freeze(
+        index in 0usize..438,
+        opts in scanning_occupancy(),
+    ) {
+        let Some(games) = corpus() else { return Ok(()) };
+        let game = &games[index % games.len()];
+        let (moves, sync) = replayed(game, &opts);
+        prop_assert!(game.moves.starts_with(&moves), "{:?}", opts);
+        if moves.len() < game.moves.len() && !last_capture_never_completed(game, &opts, moves.len()) {
+            prop_assert_ne!(sync, SyncState::Ok, "{} of {} plies, {:?}", moves.len(), game.moves.len(), opts);
+        }
+    }
+}

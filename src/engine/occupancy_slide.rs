@@ -1,0 +1,174 @@
+//! A piece caught on its way, on a board that only senses occupancy and
+//! reports by scans. A dragged piece stands on each square of its path for
+//! a moment (well under a scan period), and castling begun with the rook
+//! shows the rook on its castling square with the king still home: a scan
+//! catching either reads like a move to that square. Occupancy cannot tell
+//! the two stories apart, but time can: a piece on its way is gone from
+//! the square at the next scan (or, castling, the king has followed),
+//! where a piece put down stays. So such a square is weighed like a blip:
+//! the move waits for the next scan (docs/design/reconstruction.md, the
+//! slide), and a press meanwhile says the move was made, not where.
+
+use shakmaty::{Bitboard, Chess, Move, Position, Square, attacks};
+
+/// The square `mv`, played from `before`, fills, if the scan that filled
+/// it (`changed`: the squares the last scan changed) may have caught the
+/// same piece on its way to a square further along the same line (another
+/// legal move of it), or the rook of a castling begun with the rook.
+pub(super) fn slide_square(before: &Chess, mv: Move, changed: Bitboard) -> Bitboard {
+    let Move::Normal {
+        from,
+        to,
+        capture: None,
+        ..
+    } = mv
+    else {
+        return Bitboard::EMPTY;
+    };
+    if !changed.contains(to) {
+        return Bitboard::EMPTY;
+    }
+    let on_the_way = before
+        .legal_moves()
+        .iter()
+        .any(|&other| other != mv && passes(before, other, from, to));
+    if on_the_way {
+        Bitboard::from_square(to)
+    } else {
+        Bitboard::EMPTY
+    }
+}
+
+/// Whether `other`, played from `before`, moves the piece on `from` over
+/// `on` on its way, or is the castling whose rook's square `on` is.
+fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
+    match other {
+        Move::Normal { from: f, to, .. } => f == from && attacks::between(from, to).contains(on),
+        Move::Castle { king, rook } => {
+            let Some(side) = other.castling_side() else {
+                return false;
+            };
+            let turn = before.turn();
+            let king_path = king == from && attacks::between(king, side.king_to(turn)).contains(on);
+            let rook_first = rook == from && side.rook_to(turn) == on;
+            king_path || rook_first
+        }
+        _ => false,
+    }
+}
+
+/// The cost table's figures (docs/design/reconstruction.md, section 3)
+/// that weigh a slide against moves made.
+const SLIDE: usize = 1;
+const INFERRED: usize = 2;
+const MARGIN: usize = 2;
+
+/// Which story the next scan favours, once the square the last of `moves`
+/// (from `pos`) filled is shown back empty: `made`, the lines that go on
+/// from `moves` as they were read, or `slid`, those that read the square
+/// as the piece's path and show where it went on to (exactly: a piece
+/// dragged is put down at the end of its path at once). `None` if the
+/// square is no slide square, or no line of one story is left.
+pub(super) fn weigh_slide(
+    pos: &Chess,
+    moves: &[Move],
+    back: Bitboard,
+    made: &[Vec<Move>],
+    slid: &[Vec<Move>],
+) -> Option<SlideVerdict> {
+    let (&last, before) = moves.split_last()?;
+    let mut from = pos.clone();
+    for &m in before {
+        from.play_unchecked(m);
+    }
+    if (slide_square(&from, last, Bitboard::FULL) & back).is_empty() {
+        return None;
+    }
+    let k = moves.len();
+    // Moves made: the snapshot showed `moves`, this scan the last ply;
+    // the plies between were never shown. A slide: this scan shows the
+    // move the piece was on its way to.
+    let made_cost = made
+        .iter()
+        .map(|l| INFERRED * l.len().saturating_sub(k + 1))
+        .min()?;
+    let slid_cost = slid
+        .iter()
+        .map(|l| SLIDE + INFERRED * l.len().saturating_sub(k))
+        .min()?;
+    Some(if slid_cost + MARGIN < made_cost {
+        SlideVerdict::Slid
+    } else if made_cost + MARGIN < slid_cost {
+        SlideVerdict::Made
+    } else {
+        SlideVerdict::Both
+    })
+}
+
+/// See [`weigh_slide`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SlideVerdict {
+    /// The piece was on its way: the square was its path.
+    Slid,
+    /// The move was made there, and the board went on.
+    Made,
+    /// Both within the margin: neither is recorded.
+    Both,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::position;
+
+    fn normal(pos: &Chess, from: Square, to: Square) -> Move {
+        pos.legal_moves()
+            .into_iter()
+            .find(|m| m.from() == Some(from) && m.to() == to)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_square_short_of_the_end_of_a_line_may_be_a_slide() {
+        // 1.d4 d5 2.e4 e6 3.Nc3: the f8 bishop crosses e7 on its way to b4.
+        let pos = position("rnbqkbnr/ppp2ppp/4p3/3p4/3PP3/2N5/PPP2PPP/R1BQKBNR b KQkq - 1 3");
+        let be7 = normal(&pos, Square::F8, Square::E7);
+        let e7 = Bitboard::from_square(Square::E7);
+        assert_eq!(slide_square(&pos, be7, Bitboard::FULL), e7);
+        // A scan before this one already showed it there: no slide
+        // stands that long.
+        assert_eq!(slide_square(&pos, be7, !e7), Bitboard::EMPTY);
+        // b4 too: the bishop may be on its way on to a3.
+        let bb4 = normal(&pos, Square::F8, Square::B4);
+        assert_eq!(
+            slide_square(&pos, bb4, Bitboard::FULL),
+            Bitboard::from_square(Square::B4)
+        );
+        // A knight is carried: it crosses nothing.
+        let ne7 = normal(&pos, Square::G8, Square::E7);
+        assert_eq!(slide_square(&pos, ne7, Bitboard::FULL), Bitboard::EMPTY);
+        // Nor is the last square of a pawn's double step on its way.
+        let e5 = normal(&pos, Square::E6, Square::E5);
+        assert_eq!(slide_square(&pos, e5, Bitboard::FULL), Bitboard::EMPTY);
+    }
+
+    #[test]
+    fn a_rook_on_its_castling_square_may_be_castling_begun() {
+        // White may castle short: Rf1 is the rook's half of O-O (Art. 3.8.2).
+        let pos = position("rnbqk2r/pppp1ppp/5n2/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4");
+        let rf1 = normal(&pos, Square::H1, Square::F1);
+        assert_eq!(
+            slide_square(&pos, rf1, Bitboard::FULL),
+            Bitboard::from_square(Square::F1)
+        );
+        // The king on f1 is on its way to g1.
+        let kf1 = normal(&pos, Square::E1, Square::F1);
+        assert_eq!(
+            slide_square(&pos, kf1, Bitboard::FULL),
+            Bitboard::from_square(Square::F1)
+        );
+        // The knight's move to g1 is no castling.
+        let ng1 = normal(&pos, Square::F3, Square::G1);
+        assert_eq!(slide_square(&pos, ng1, Bitboard::FULL), Bitboard::EMPTY);
+    }
+}
