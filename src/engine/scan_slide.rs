@@ -16,10 +16,11 @@ impl Engine {
     /// the squares the last scan caught it on: a scan is one instant, and
     /// the piece it caught on a square of its path may have gone on since.
     /// When the last recorded move was read from the latest scan alone and
-    /// its piece could be on its way further along the same line, the
-    /// press is kept for the next scan, which shows where the piece was
-    /// put down (the move as recorded, or changed along its path); returns
-    /// whether it was kept.
+    /// its piece could be on its way further along the same line, or when
+    /// the latest scan shows a hand at work since the move, the press is
+    /// kept for the next scan, which shows where the piece was put down
+    /// (the move as recorded, or changed along its path, or into castling);
+    /// returns whether it was kept.
     pub(super) fn defer_press_over_slide(&mut self, color: Color, t: Millis) -> bool {
         if !(self.scanned && self.snapshots.only() && self.sensed.identifies_all()) {
             return false;
@@ -33,12 +34,15 @@ impl Engine {
             return false;
         };
         let to = last.mv.to();
-        // Put down at the latest scan: one that showed it there again says
-        // it stood a whole scan period, longer than any slide.
-        if self.sensed.last_place(to) != self.seq
-            || !self.sensed.shows_position(game.position())
-            || !may_go_on(before, last.mv)
-        {
+        // The latest scan caught a hand at work since the move's position
+        // (the king lifted after the rook of a castling, a piece on its
+        // way): it has come down since, where the next scan shows.
+        let hand = !self.sensed.shows_position(game.position());
+        // Or it showed the piece put down at that very scan (one that
+        // showed it there again says it stood a whole scan period, longer
+        // than any slide) on a square it could have slid over.
+        let slide = self.sensed.last_place(to) == self.seq && may_go_on(before, last.mv);
+        if !hand && !slide {
             return false;
         }
         self.clock.slide_press = Some(SlidePress {
