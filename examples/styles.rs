@@ -22,11 +22,15 @@
 
 use std::process::ExitCode;
 
+use shakmaty::uci::UciMove;
+
 use eboard::{
     pgn::{ImportedGame, read_games},
+    replay::reported_games,
+    replay_script,
     simulate::{
         STYLES, SeedRow, Tally, Variant, compact_table, differences, fresh_seeds, measure,
-        physics::{PHYSICS_STYLES, measure_physics},
+        physics::{PHYSICS_STYLES, PhysicsStyle, measure_physics, physics_game},
         seeds_table, session, worst,
     },
 };
@@ -142,6 +146,11 @@ fn main() -> ExitCode {
         Ok(games) => games,
         Err(e) => return usage(&format!("{}: {e}", a.file)),
     };
+    if let Some(name) = &a.why
+        && let Some(style) = PHYSICS_STYLES.iter().find(|s| s.name == name)
+    {
+        return why_physics(&games, style, a.every, a.seeds[0]);
+    }
     if let Some(name) = &a.why {
         let games: Vec<_> = games.into_iter().step_by(a.every).collect();
         return why(&games, name, a.seeds[0]);
@@ -337,6 +346,61 @@ fn why(games: &[ImportedGame], name: &str, seed: u64) -> ExitCode {
                     return usage(&format!("{name}: {e}"));
                 }
             }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// As [`why`], for a physics style: the games are numbered as
+/// `measure_physics` numbers them (every `every`-th of the file).
+fn why_physics(games: &[ImportedGame], style: &PhysicsStyle, every: usize, seed: u64) -> ExitCode {
+    for variant in Variant::ALL {
+        println!("{} ({}):", style.name, variant.label());
+        for (i, game) in games.iter().enumerate().step_by(every) {
+            let Some(made) = physics_game(game, style, variant, seed, i) else {
+                continue;
+            };
+            if let Ok(dir) = std::env::var("STYLES_DUMP") {
+                let name = format!(
+                    "{dir}/{}-{}{}-{i}.board",
+                    style.name,
+                    if variant.identity { "i" } else { "o" },
+                    if variant.clock { "c" } else { "n" }
+                );
+                if let Err(e) = std::fs::write(&name, &made.script) {
+                    return usage(&format!("{name}: {e}"));
+                }
+            }
+            let Ok(engine) = replay_script("physics", &made.script, style.engine(variant)) else {
+                println!("  game {i}: the script does not replay");
+                continue;
+            };
+            let replayed = reported_games(&engine);
+            let got = replayed.first().map_or(&[][..], |g| g.moves());
+            let at = got
+                .iter()
+                .zip(&game.moves)
+                .take_while(|(a, b)| a.mv == **b)
+                .count();
+            let alerts: Vec<String> = replayed
+                .iter()
+                .flat_map(|g| &g.alerts)
+                .map(|a| format!("{}@{}", a.kind.as_str(), a.ply))
+                .collect();
+            if at == game.moves.len() && got.len() == at && alerts.is_empty() {
+                continue;
+            }
+            println!(
+                "  game {i}: ply {}: recorded {:?}, played {:?}; {} of {} plies; alerts {}",
+                at + 1,
+                got.get(at).map(|m| m.san.to_string()),
+                game.moves
+                    .get(at)
+                    .map(|&m| UciMove::from_standard(m).to_string()),
+                got.len(),
+                game.moves.len(),
+                alerts.join(" ")
+            );
         }
     }
     ExitCode::SUCCESS

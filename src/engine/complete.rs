@@ -33,6 +33,10 @@ pub struct Clock {
     /// board showed it completed: a second press by him before anyone else
     /// moves or presses means the first came without a move (Art. 7.5.3).
     pub early_press: Option<(Color, usize)>,
+    /// A press that completed a move the last scan may have caught
+    /// sliding: who pressed, when, and the event of that scan. The move is
+    /// completed as the next scan shows it (`scan_slide.rs`).
+    pub slide_press: Option<super::scan_slide::SlidePress>,
 }
 
 /// The most squares a scan may have changed for each to be weighed as a
@@ -41,6 +45,7 @@ const MAX_BLIP_CANDIDATES: usize = 8;
 
 impl Engine {
     pub(super) fn press(&mut self, color: Color, t: Millis) {
+        self.settle_slide_press();
         self.clock.last_press = Some(color);
         if let Some(u) = self.unconfirmed.as_mut() {
             u.presses += 1;
@@ -51,8 +56,16 @@ impl Engine {
             return;
         }
         let n = game.ply();
-        if n > 0 && game.mover(n) == color && game.moves()[n - 1].completed_at.is_none() {
-            self.complete_all(t);
+        if n > 0
+            && game.mover(n) == color
+            && game.moves()[n - 1].completed_at.is_none()
+            // A press kept for the next scan already completed it: this one
+            // is for a later move.
+            && self.clock.slide_press.is_none()
+        {
+            if !self.defer_press_over_slide(color, t) {
+                self.complete_all(t);
+            }
         } else if self.config.arbiter
             && early == Some((color, n))
             && !self.phase.is_restoring()
@@ -244,6 +257,9 @@ impl Engine {
         }
         let gi = self.game_index();
         let clock = self.clock.last;
+        // A move whose press was kept for the next scan was completed by
+        // that press (`scan_slide.rs`).
+        let kept = self.clock.slide_press.take().map(|k| (k.ply(), k.at()));
         let game = self.games.last_mut().expect("a game");
         let mut first = n;
         while first > 0 && game.moves()[first - 1].completed_at.is_none() {
@@ -251,6 +267,10 @@ impl Engine {
         }
         for i in first..n {
             let mover = game.mover(i + 1);
+            let at = match kept {
+                Some((ply, pressed)) if ply == i + 1 => pressed.min(at),
+                _ => at,
+            };
             let m = &mut game.moves_mut()[i];
             m.completed_at = Some(at);
             if let Some((white, black)) = clock {

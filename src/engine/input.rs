@@ -80,6 +80,7 @@ impl Engine {
                 self.apply_decision(other, t)?;
             }
         }
+        self.settle_slide_press();
         self.analyse_in_line();
         self.guard_step(false);
         Ok(())
@@ -186,15 +187,6 @@ impl Engine {
             BoardEvent::Press(color) => {
                 self.clock.in_use = true;
                 self.press(*color, t);
-                // A press completes the move (Art. 6.2.1): a scan read as a
-                // piece still on its way (a slide) is read again with it.
-                if self.scanned
-                    && self.snapshots.only()
-                    && self.sensed.identifies_all()
-                    && super::scan_slide::slide_in_progress(self.game().position(), &self.sensed)
-                {
-                    self.complete_slide();
-                }
             }
             // Art. 6.9: a loss, unless the opponent cannot checkmate.
             BoardEvent::Flag(color) => {

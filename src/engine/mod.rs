@@ -343,6 +343,7 @@ impl Engine {
         if self.read_due(t) {
             self.read_board();
         }
+        self.settle_slide_press();
         self.now = self.now.max(t);
         self.check_displaced(t);
         self.analyse_in_line();
@@ -360,6 +361,7 @@ impl Engine {
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
         self.flush();
+        self.settle_slide_press();
         self.complete_brief_at_end();
         if let Some(lines) = self.unlisted.take()
             && !self.game().is_over()

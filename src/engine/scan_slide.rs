@@ -2,35 +2,114 @@
 //! board at any physical instant, and a piece dragged along a file, rank or
 //! diagonal stands for a moment on every square it crosses: a scan may show
 //! it there (docs/design/reconstruction.md, the slide). The move it is part
-//! of is still in progress; where the piece ends up, the next state or the
-//! mover's press tells (Art. 6.2.1).
+//! of is still in progress; where the piece ends up, the next state tells.
+//! The mover's press says only that the move is complete (Art. 6.2.1): a
+//! press after a scan that may have caught a slide waits for the next scan.
 
-use shakmaty::{Bitboard, Chess, Move, Position, Square, attacks};
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Square, attacks};
 
 use super::Engine;
-use crate::sensed::SensedBoard;
+use crate::{event::Millis, sensed::SensedBoard};
 
 impl Engine {
-    /// Reads the board again after a press, a scan having shown the
-    /// presser's piece on its way: the press completes the move (Art.
-    /// 6.2.1). If the move before it was recorded from the same scan, the
-    /// board never showed the position between them alone: they were two
-    /// moves shown at once, and the arbiter is told as for any.
-    pub(super) fn complete_slide(&mut self) {
-        let before = self.game().ply();
-        self.evaluate_at(false);
+    /// A press by `color` at `t` completes his move (Art. 6.2.1), but not
+    /// the squares the last scan caught it on: a scan is one instant, and
+    /// the piece it caught on a square of its path may have gone on since.
+    /// When the last recorded move was read from the latest scan alone and
+    /// its piece could be on its way further along the same line, or when
+    /// the latest scan shows a hand at work since the move, the press is
+    /// kept for the next scan, which shows where the piece was put down
+    /// (the move as recorded, or changed along its path, or into castling);
+    /// returns whether it was kept.
+    pub(super) fn defer_press_over_slide(&mut self, color: Color, t: Millis) -> bool {
+        if !(self.scanned && self.snapshots.only() && self.sensed.identifies_all()) {
+            return false;
+        }
         let game = self.game();
-        let after = game.ply();
-        // Half-move `ply` (from 1): when the board showed it made.
-        let made = |ply: usize| game.moves().get(ply.wrapping_sub(1)).map(|m| m.made_at);
-        if after > before
-            && before > 0
-            && made(before) == made(before + 1)
-            && (before == 1 || made(before - 1) != made(before))
+        let n = game.ply();
+        let Some((last, before)) = n
+            .checked_sub(1)
+            .and_then(|p| Some((game.moves().get(p)?, game.position_at(p)?)))
+        else {
+            return false;
+        };
+        let to = last.mv.to();
+        // The latest scan caught a hand at work since the move's position
+        // (the king lifted after the rook of a castling, a piece on its
+        // way): it has come down since, where the next scan shows.
+        let hand = !self.sensed.shows_position(game.position());
+        // Or it showed the piece put down at that very scan (one that
+        // showed it there again says it stood a whole scan period, longer
+        // than any slide) on a square it could have slid over.
+        let slide = self.sensed.last_place(to) == self.seq && may_go_on(before, last.mv);
+        if !hand && !slide {
+            return false;
+        }
+        self.clock.slide_press = Some(SlidePress {
+            color,
+            at: t,
+            seq: self.seq,
+            ply: n,
+        });
+        true
+    }
+
+    /// Completes the move a kept press completed once a scan after it has
+    /// been read: as the record now has it (the same move, or changed
+    /// along its path by the reading).
+    pub(super) fn settle_slide_press(&mut self) {
+        let Some(kept) = self.clock.slide_press else {
+            return;
+        };
+        if self.seq == kept.seq || self.settle.is_unread() {
+            return;
+        }
+        self.clock.slide_press = None;
+        let game = self.game();
+        let n = game.ply();
+        // Unless the reading completed it already (a later move did), or
+        // the record changed otherwise (a takeback, a new game).
+        if n == kept.ply
+            && !game.is_over()
+            && game.mover(n) == kept.color
+            && game.moves()[n - 1].completed_at.is_none()
         {
-            self.alert_inferred(before);
+            self.complete_all(kept.at);
         }
     }
+}
+
+/// A press kept for the next scan ([`Engine::defer_press_over_slide`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlidePress {
+    /// Who pressed, and when.
+    color: Color,
+    at: Millis,
+    /// The scan that showed the move, and the record's length with it.
+    seq: u64,
+    ply: usize,
+}
+
+impl SlidePress {
+    /// The half-move (from 1) the press completed, and when it came.
+    pub(super) fn ply(&self) -> usize {
+        self.ply
+    }
+
+    pub(super) fn at(&self) -> Millis {
+        self.at
+    }
+}
+
+/// Whether `m`'s piece, from `pos`, could have been dragged on past `m`'s
+/// square along the same line to make another legal move.
+fn may_go_on(pos: &Chess, m: Move) -> bool {
+    let Move::Normal { from, to, .. } = m else {
+        return false;
+    };
+    pos.legal_moves()
+        .iter()
+        .any(|other| other.from() == Some(from) && attacks::between(from, other.to()).contains(to))
 }
 
 /// Whether the sensed board is `pos` with a piece of the player to move
