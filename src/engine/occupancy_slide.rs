@@ -11,6 +11,8 @@
 
 use shakmaty::{Bitboard, Chess, Move, Position, Square, attacks};
 
+use super::snapshots::Snapshots;
+
 /// The square `mv`, played from `before`, fills, if the scan that filled
 /// it (`changed`: the squares the last scan changed) may have caught the
 /// same piece on its way to a square further along the same line (another
@@ -60,42 +62,64 @@ fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
 /// The cost table's figures (docs/design/reconstruction.md, section 3)
 /// that weigh a slide against moves made.
 const SLIDE: usize = 1;
+const BLIP: usize = 3;
 const INFERRED: usize = 2;
 const MARGIN: usize = 2;
 
+/// One story's lines from the record's position, with the snapshots
+/// (since event `since`, the record's last state) as that story reads
+/// them.
+pub(super) struct Story<'a> {
+    pub lines: &'a [Vec<Move>],
+    pub snapshots: &'a Snapshots,
+    pub since: u64,
+}
+
+impl Story<'_> {
+    /// The cheapest line: `fault` for the story's one fault (its own, or
+    /// as `fault` says for a line), and 2 per ply no snapshot showed.
+    fn cost(&self, pos: &Chess, fault: impl Fn(&[Move]) -> usize) -> Option<usize> {
+        self.lines
+            .iter()
+            .map(|l| fault(l) + INFERRED * self.snapshots.plies_unshown(pos, l, self.since))
+            .min()
+    }
+}
+
 /// Which story the next scan favours, once the square the last of `moves`
 /// (from `pos`) filled is shown back empty: `made`, the lines that go on
-/// from `moves` as they were read, or `slid`, those that read the square
-/// as the piece's path and show where it went on to (exactly: a piece
-/// dragged is put down at the end of its path at once). `None` if the
+/// from `moves` as they were read (or `past_blip`, as they were read with
+/// the square's piece at rest and the scan after them alone blind to it: a
+/// blip, 3), or `slid`, those that read the square as the piece's path and
+/// show where it went on to; a line of `slid` whose piece never crossed
+/// the square reads it as a blip (3), not a slide (1). Each ply no
+/// snapshot showed costs 2: the slide's piece is put down at the end of
+/// its path at once, so the next scan shows it there. `None` if the
 /// square is no slide square, or no line of one story is left.
 pub(super) fn weigh_slide(
     pos: &Chess,
     moves: &[Move],
     back: Bitboard,
-    made: &[Vec<Move>],
-    slid: &[Vec<Move>],
+    [made, past_blip]: [Story<'_>; 2],
+    slid: Story<'_>,
 ) -> Option<SlideVerdict> {
     let (&last, before) = moves.split_last()?;
     let mut from = pos.clone();
     for &m in before {
         from.play_unchecked(m);
     }
-    if (slide_square(&from, last, Bitboard::FULL) & back).is_empty() {
-        return None;
-    }
+    let square = slide_square(&from, last, Bitboard::FULL) & back;
+    let on = square.first()?;
     let k = moves.len();
-    // Moves made: the snapshot showed `moves`, this scan the last ply;
-    // the plies between were never shown. A slide: this scan shows the
-    // move the piece was on its way to.
-    let made_cost = made
-        .iter()
-        .map(|l| INFERRED * l.len().saturating_sub(k + 1))
-        .min()?;
-    let slid_cost = slid
-        .iter()
-        .map(|l| SLIDE + INFERRED * l.len().saturating_sub(k))
-        .min()?;
+    let gone_on = made.cost(pos, |_| 0);
+    let stood = past_blip.cost(pos, |_| BLIP);
+    let made_cost = gone_on.into_iter().chain(stood).min()?;
+    let slid_cost = slid.cost(pos, |l| {
+        let crossed = l.len() >= k
+            && l[..k - 1] == *before
+            && last.from().is_some_and(|f| passes(&from, l[k - 1], f, on));
+        if crossed { SLIDE } else { BLIP }
+    })?;
     Some(if slid_cost + MARGIN < made_cost {
         SlideVerdict::Slid
     } else if made_cost + MARGIN < slid_cost {
