@@ -176,6 +176,62 @@ mod tests {
         assert_eq!(slide_square(&pos, e5, Bitboard::FULL), Bitboard::EMPTY);
     }
 
+    /// The occupancy after `line` from `pos`.
+    fn after(pos: &Chess, line: &[Move]) -> Bitboard {
+        let mut pos = pos.clone();
+        for &m in line {
+            pos.play_unchecked(m);
+        }
+        pos.board().occupied()
+    }
+
+    #[test]
+    fn a_line_whose_piece_never_crossed_the_square_reads_it_as_a_blip() {
+        // Rd1-e1 shown, then e1 empty: the rook may have crossed e1 on its
+        // way to f1 (a slide, 1), not on its way to a1 (a blip, 3).
+        let pos = position("4k3/8/8/8/8/8/8/3R2K1 w - - 0 1");
+        let re1 = normal(&pos, Square::D1, Square::E1);
+        let kd8 = {
+            let mut p = pos.clone();
+            p.play_unchecked(re1);
+            normal(&p, Square::E8, Square::D8)
+        };
+        // Made, the next scan alone blind to e1, and ...Kd8 never shown:
+        // 3 + 2.
+        let made_line = vec![vec![re1, kd8]];
+        let mut blind = Snapshots::default();
+        blind.push(1, after(&pos, &[re1]));
+        blind.push(2, after(&pos, &[re1]));
+        let made = |lines| Story {
+            lines,
+            snapshots: &blind,
+            since: 0,
+        };
+        for (to, verdict) in [
+            (Square::F1, SlideVerdict::Slid),
+            (Square::A1, SlideVerdict::Both),
+        ] {
+            let line = vec![normal(&pos, Square::D1, to)];
+            let mut repaired = Snapshots::default();
+            repaired.push(1, pos.board().occupied());
+            repaired.push(2, after(&pos, &line));
+            let slid = [line];
+            let story = Story {
+                lines: &slid,
+                snapshots: &repaired,
+                since: 0,
+            };
+            let got = weigh_slide(
+                &pos,
+                &[re1],
+                Bitboard::from_square(Square::E1),
+                [made(&[]), made(&made_line)],
+                story,
+            );
+            assert_eq!(got, Some(verdict), "Rd1-{to}");
+        }
+    }
+
     #[test]
     fn a_rook_on_its_castling_square_may_be_castling_begun() {
         // White may castle short: Rf1 is the rook's half of O-O (Art. 3.8.2).
