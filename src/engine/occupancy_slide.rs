@@ -11,6 +11,8 @@
 
 use shakmaty::{Bitboard, Chess, Move, Position, Square, attacks};
 
+use super::snapshots::Snapshots;
+
 /// The square `mv`, played from `before`, fills, if the scan that filled
 /// it (`changed`: the squares the last scan changed) may have caught the
 /// same piece on its way to a square further along the same line (another
@@ -60,42 +62,64 @@ fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
 /// The cost table's figures (docs/design/reconstruction.md, section 3)
 /// that weigh a slide against moves made.
 const SLIDE: usize = 1;
+const BLIP: usize = 3;
 const INFERRED: usize = 2;
 const MARGIN: usize = 2;
 
+/// One story's lines from the record's position, with the snapshots
+/// (since event `since`, the record's last state) as that story reads
+/// them.
+pub(super) struct Story<'a> {
+    pub lines: &'a [Vec<Move>],
+    pub snapshots: &'a Snapshots,
+    pub since: u64,
+}
+
+impl Story<'_> {
+    /// The cheapest line: `fault` for the story's one fault (its own, or
+    /// as `fault` says for a line), and 2 per ply no snapshot showed.
+    fn cost(&self, pos: &Chess, fault: impl Fn(&[Move]) -> usize) -> Option<usize> {
+        self.lines
+            .iter()
+            .map(|l| fault(l) + INFERRED * self.snapshots.plies_unshown(pos, l, self.since))
+            .min()
+    }
+}
+
 /// Which story the next scan favours, once the square the last of `moves`
 /// (from `pos`) filled is shown back empty: `made`, the lines that go on
-/// from `moves` as they were read, or `slid`, those that read the square
-/// as the piece's path and show where it went on to (exactly: a piece
-/// dragged is put down at the end of its path at once). `None` if the
+/// from `moves` as they were read (or `past_blip`, as they were read with
+/// the square's piece at rest and the scan after them alone blind to it: a
+/// blip, 3), or `slid`, those that read the square as the piece's path and
+/// show where it went on to; a line of `slid` whose piece never crossed
+/// the square reads it as a blip (3), not a slide (1). Each ply no
+/// snapshot showed costs 2: the slide's piece is put down at the end of
+/// its path at once, so the next scan shows it there. `None` if the
 /// square is no slide square, or no line of one story is left.
 pub(super) fn weigh_slide(
     pos: &Chess,
     moves: &[Move],
     back: Bitboard,
-    made: &[Vec<Move>],
-    slid: &[Vec<Move>],
+    [made, past_blip]: [Story<'_>; 2],
+    slid: Story<'_>,
 ) -> Option<SlideVerdict> {
     let (&last, before) = moves.split_last()?;
     let mut from = pos.clone();
     for &m in before {
         from.play_unchecked(m);
     }
-    if (slide_square(&from, last, Bitboard::FULL) & back).is_empty() {
-        return None;
-    }
+    let square = slide_square(&from, last, Bitboard::FULL) & back;
+    let on = square.first()?;
     let k = moves.len();
-    // Moves made: the snapshot showed `moves`, this scan the last ply;
-    // the plies between were never shown. A slide: this scan shows the
-    // move the piece was on its way to.
-    let made_cost = made
-        .iter()
-        .map(|l| INFERRED * l.len().saturating_sub(k + 1))
-        .min()?;
-    let slid_cost = slid
-        .iter()
-        .map(|l| SLIDE + INFERRED * l.len().saturating_sub(k))
-        .min()?;
+    let gone_on = made.cost(pos, |_| 0);
+    let stood = past_blip.cost(pos, |_| BLIP);
+    let made_cost = gone_on.into_iter().chain(stood).min()?;
+    let slid_cost = slid.cost(pos, |l| {
+        let crossed = l.len() >= k
+            && l[..k - 1] == *before
+            && last.from().is_some_and(|f| passes(&from, l[k - 1], f, on));
+        if crossed { SLIDE } else { BLIP }
+    })?;
     Some(if slid_cost + MARGIN < made_cost {
         SlideVerdict::Slid
     } else if made_cost + MARGIN < slid_cost {
@@ -150,6 +174,62 @@ mod tests {
         // Nor is the last square of a pawn's double step on its way.
         let e5 = normal(&pos, Square::E6, Square::E5);
         assert_eq!(slide_square(&pos, e5, Bitboard::FULL), Bitboard::EMPTY);
+    }
+
+    /// The occupancy after `line` from `pos`.
+    fn after(pos: &Chess, line: &[Move]) -> Bitboard {
+        let mut pos = pos.clone();
+        for &m in line {
+            pos.play_unchecked(m);
+        }
+        pos.board().occupied()
+    }
+
+    #[test]
+    fn a_line_whose_piece_never_crossed_the_square_reads_it_as_a_blip() {
+        // Rd1-e1 shown, then e1 empty: the rook may have crossed e1 on its
+        // way to f1 (a slide, 1), not on its way to a1 (a blip, 3).
+        let pos = position("4k3/8/8/8/8/8/8/3R2K1 w - - 0 1");
+        let re1 = normal(&pos, Square::D1, Square::E1);
+        let kd8 = {
+            let mut p = pos.clone();
+            p.play_unchecked(re1);
+            normal(&p, Square::E8, Square::D8)
+        };
+        // Made, the next scan alone blind to e1, and ...Kd8 never shown:
+        // 3 + 2.
+        let made_line = vec![vec![re1, kd8]];
+        let mut blind = Snapshots::default();
+        blind.push(1, after(&pos, &[re1]));
+        blind.push(2, after(&pos, &[re1]));
+        let made = |lines| Story {
+            lines,
+            snapshots: &blind,
+            since: 0,
+        };
+        for (to, verdict) in [
+            (Square::F1, SlideVerdict::Slid),
+            (Square::A1, SlideVerdict::Both),
+        ] {
+            let line = vec![normal(&pos, Square::D1, to)];
+            let mut repaired = Snapshots::default();
+            repaired.push(1, pos.board().occupied());
+            repaired.push(2, after(&pos, &line));
+            let slid = [line];
+            let story = Story {
+                lines: &slid,
+                snapshots: &repaired,
+                since: 0,
+            };
+            let got = weigh_slide(
+                &pos,
+                &[re1],
+                Bitboard::from_square(Square::E1),
+                [made(&[]), made(&made_line)],
+                story,
+            );
+            assert_eq!(got, Some(verdict), "Rd1-{to}");
+        }
     }
 
     #[test]

@@ -260,6 +260,14 @@ impl Snapshots {
         }
     }
 
+    /// As [`Self::forget_blips`], for the snapshot that came after event
+    /// `seq`: `squares` read wrong by that scan alone.
+    pub fn forget_blips_after(&mut self, seq: u64, squares: Bitboard) {
+        if let Some(shown) = self.list.iter_mut().find(|(at, _)| *at > seq) {
+            shown.1 ^= squares;
+        }
+    }
+
     /// How many of `line`'s moves, played from `pos` (shown by event
     /// `since`) through the snapshots, only the last snapshot shows: those
     /// after the latest position of the line that a snapshot before it
@@ -352,6 +360,20 @@ impl Snapshots {
             trusted = p;
         }
         trusted
+    }
+
+    /// How many of `line`'s plies (played from `pos`, shown by event
+    /// `since`) leave a position no snapshot after `since` shows, exactly
+    /// or with pieces of the next move only lifted: the plies the line
+    /// infers. All of them when the line does not pass through the
+    /// snapshots.
+    pub fn plies_unshown(&self, pos: &Chess, line: &[Move], since: u64) -> usize {
+        let Some(pinned) = self.pinned(pos, line, since, Bitboard::EMPTY) else {
+            return line.len();
+        };
+        (1..=line.len())
+            .filter(|&i| !pinned.iter().flatten().any(|&(p, _)| p == i))
+            .count()
     }
 
     /// For each snapshot after event `since`, the latest position of

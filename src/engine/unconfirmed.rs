@@ -23,7 +23,7 @@ use shakmaty::{Bitboard, Move, Position, Square};
 
 use super::{
     Engine,
-    occupancy_slide::{SlideVerdict, weigh_slide},
+    occupancy_slide::{SlideVerdict, Story, weigh_slide},
     scanned::{
         ScanReading, SnapshotLines, exact_explanations, hand_explanations, is_legal_line,
         may_reach, read_scan,
@@ -274,21 +274,67 @@ impl Engine {
     fn settle_slide(&mut self, u: Unconfirmed, stories: Stories) -> Option<(Unconfirmed, Stories)> {
         let made_lines = [&stories.made_exact[..], &stories.made_hand[..]].concat();
         let pos = self.game().position();
+        let (past_blip, blind) = self.made_past_blip(&u, stories.back);
+        let since = self.game().basis(u.ply);
+        let story = |lines, snapshots| Story {
+            lines,
+            snapshots,
+            since,
+        };
         let slide = weigh_slide(
             pos,
             &u.moves,
             stories.back,
-            &made_lines,
-            &stories.blip_exact,
+            [
+                story(&made_lines, &self.snapshots),
+                story(&past_blip, &blind),
+            ],
+            story(&stories.blip_exact, &stories.repaired),
         );
         match slide.filter(|_| u.may_slide) {
             Some(SlideVerdict::Slid) => self.forget(u, stories),
             Some(SlideVerdict::Both) if self.snapshots.count_after(u.seq) <= MAX_WEIGHED => {
                 self.unconfirmed = Some(u);
             }
-            Some(SlideVerdict::Both | SlideVerdict::Made) | None => return Some((u, stories)),
+            // Weighed as a blip from here: if nothing goes on from the
+            // move, the move made with the square blind for one scan is
+            // its story.
+            Some(SlideVerdict::Both | SlideVerdict::Made) => {
+                let mut stories = stories;
+                if made_lines.is_empty() {
+                    stories.made_exact = past_blip;
+                }
+                return Some((u, stories));
+            }
+            None => return Some((u, stories)),
         }
         None
+    }
+
+    /// The lines that go on from the moves waiting, with the squares
+    /// `back` read wrong by the scan after them alone (a blip on a piece
+    /// at rest there): sensors flicker on any square, the square a move
+    /// just filled too.
+    fn made_past_blip(&self, u: &Unconfirmed, back: Bitboard) -> (Vec<Vec<Move>>, Snapshots) {
+        let mut after = self.game().position().clone();
+        for &m in &u.moves {
+            after.play_unchecked(m);
+        }
+        let mut snapshots = self.snapshots.clone();
+        snapshots.forget_blips_after(u.seq, back);
+        let (exact, _) = SnapshotLines {
+            pos: &after,
+            sensed: &self.sensed,
+            snapshots: &snapshots,
+            since: u.seq,
+            settling: Bitboard::EMPTY,
+        }
+        .explanations();
+        let lines = exact
+            .into_iter()
+            .map(|line| [&u.moves[..], &line].concat())
+            .collect();
+        (lines, snapshots)
     }
 
     /// The square a blip would explain stayed full at the next scan.
