@@ -194,14 +194,8 @@ fn castling_in_progress(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::{CastlingMode, Square, fen::Fen};
-
-    fn position(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
-    }
+    use crate::test_support::position;
+    use shakmaty::Square;
 
     fn sensed(pos: &Chess, lift: &[Square], place: &[Square]) -> SensedBoard {
         let mut s = SensedBoard::showing(pos.board());

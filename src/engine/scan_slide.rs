@@ -166,14 +166,7 @@ fn identities_stand(pos: &Chess, sensed: &SensedBoard, changed: Bitboard) -> boo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::{CastlingMode, fen::Fen};
-
-    fn position(fen: &str) -> Chess {
-        fen.parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap()
-    }
+    use crate::test_support::position;
 
     fn moved(pos: &Chess, from: Square, to: Square) -> SensedBoard {
         let mut s = SensedBoard::showing(pos.board());
