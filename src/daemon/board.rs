@@ -120,6 +120,9 @@ pub struct BoardState {
     board_events: usize,
     connection: Connection,
     clock: Option<(Seconds, Seconds)>,
+    /// When the clock last reported (event time): a report from before a
+    /// new game began is the previous game's time.
+    clock_at: Millis,
     alerts: Vec<AlertRecord>,
     actions: Vec<ActionRecord>,
     players: [Player; 2],
@@ -181,6 +184,7 @@ impl BoardState {
             board_events: 0,
             connection: Connection::Idle,
             clock: None,
+            clock_at: 0,
             alerts: Vec::new(),
             actions: Vec::new(),
             players: [white, black],
@@ -288,6 +292,7 @@ impl BoardState {
                 }
                 if let BoardEvent::Clock(white, black) = *event {
                     self.clock = Some((white, black));
+                    self.clock_at = line.at;
                     self.awaiting_clock = None;
                     extra.push(self.payload("clock", json!({ "white": white, "black": black })));
                 }
@@ -763,7 +768,12 @@ impl BoardState {
         let g = &self.engine.games()[game];
         self.payload(
             "game",
-            json!({ "game": game, "fen": g.fen(), "ply": g.ply() }),
+            json!({
+                "game": game,
+                "fen": g.fen(),
+                "ply": g.ply(),
+                "clock": self.clock.map(|(w, b)| json!({ "white": w, "black": b })),
+            }),
         )
     }
 
@@ -771,7 +781,13 @@ impl BoardState {
     fn derive(&mut self, out: &mut Vec<Payload>) {
         for ev in self.engine.drain_events() {
             match ev {
-                GameEvent::GameStarted { game, .. } => {
+                GameEvent::GameStarted { game, at } => {
+                    // The clock's last report belongs to the game before
+                    // (an outage may have hidden the new game's start and
+                    // its first reports): show no time until it reports.
+                    if game > 0 && self.clock_at < at {
+                        self.clock = None;
+                    }
                     out.push(self.game_payload(game));
                 }
                 GameEvent::MoveMade { game, ply, san, .. } => {
@@ -1269,6 +1285,31 @@ mod tests {
             "{}",
             snap.pgn
         );
+    }
+
+    /// A game ends, the cable is out while the clock is reset and the next
+    /// game begins; the dump after the reconnection shows the new game.
+    /// Until the clock reports again, the dashboard shows no time rather
+    /// than the last game's.
+    #[test]
+    fn a_new_game_after_an_outage_shows_no_clock_until_the_clock_reports() {
+        let mut s = state();
+        feed(&mut s, MOVES);
+        feed(&mut s, "@6000 result 1-0\n");
+        assert!(s.snapshot().summary["clock"].is_object());
+        let mut out = feed(
+            &mut s,
+            "@60000 reconnected\n@60000 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n",
+        );
+        out.extend(s.tick(61_000).unwrap_or_default());
+        assert_eq!(s.snapshot().summary["game"], 1, "the new game began");
+        assert!(s.snapshot().summary["clock"].is_null());
+        // The dashboard hears it with the new game.
+        let game = out.iter().find(|p| p.kind == "game").expect("a game event");
+        let data: serde_json::Value = serde_json::from_str(&game.data).unwrap();
+        assert!(data["clock"].is_null(), "{data}");
+        feed(&mut s, "@62000 clock 0:05:00 0:05:00\n");
+        assert_eq!(s.snapshot().summary["clock"]["white"], 300);
     }
 
     #[test]
