@@ -137,6 +137,9 @@ pub struct Limits {
     /// nobody saw that, a piece in the hand looks the same as a capture, so
     /// such boards pass the squares that were seen changing.
     pub capture_squares: Bitboard,
+    /// The shortest sequence tried: a clock that shows this many moves
+    /// completed (one press each, Art. 6.2.1) rules out shorter ones.
+    pub min_plies: usize,
 }
 
 impl Default for Limits {
@@ -146,6 +149,7 @@ impl Default for Limits {
             budget: 400_000,
             max_candidates: 16,
             capture_squares: Bitboard::FULL,
+            min_plies: 1,
         }
     }
 }
@@ -197,8 +201,8 @@ impl Resync {
     }
 }
 
-/// Finds the shortest sequences of legal moves from `pos` (at least one ply)
-/// after which the board shows `target`.
+/// Finds the shortest sequences of legal moves from `pos` (at least one ply,
+/// and at least `limits.min_plies`) after which the board shows `target`.
 pub fn resync(pos: &Chess, target: &Target, limits: &Limits) -> Resync {
     resync_counted(pos, target, limits).0
 }
@@ -216,7 +220,7 @@ pub fn resync_counted(pos: &Chess, target: &Target, limits: &Limits) -> (Resync,
         found: Vec::new(),
     };
     let mut path = Vec::with_capacity(limits.max_plies);
-    for plies in 1..=limits.max_plies {
+    for plies in limits.min_plies.max(1)..=limits.max_plies {
         search.dfs(pos, plies, &mut path);
         if search.over && search.found.is_empty() {
             return (Resync::OverBudget { plies }, search.nodes);

@@ -17,6 +17,9 @@ use crate::{
     sensed::SensedBoard,
 };
 
+/// Lines found by the search, and whether there may be more.
+type Found = (Vec<Vec<Move>>, bool);
+
 impl Engine {
     /// A settled state that nothing shorter explains: search, when the board
     /// may have skipped states (a full scan or dump changed it last).
@@ -246,12 +249,30 @@ impl Engine {
         if last(SensedBoard::last_lift) > last(SensedBoard::last_place) {
             return false;
         }
-        let (lines, more) = match resync(&pos, &Target::sensed(&self.sensed), &Limits::default()) {
-            Resync::Unique(line) => (vec![line], false),
-            Resync::Candidates { lines, more } => (lines, more),
-            Resync::None | Resync::OverBudget { .. } => return false,
+        let target = Target::sensed(&self.sensed);
+        // The lines of `min..=max` plies that pass through the dump, the
+        // shortest first (`None`: over budget).
+        let search = |min_plies: usize, max_plies: usize| {
+            let limits = Limits {
+                min_plies,
+                max_plies,
+                ..Limits::default()
+            };
+            let (lines, more) = match resync(&pos, &target, &limits) {
+                Resync::Unique(line) => (vec![line], false),
+                Resync::Candidates { lines, more } => (lines, more),
+                Resync::None => (Vec::new(), false),
+                Resync::OverBudget { .. } => return None,
+            };
+            let lines: Vec<Vec<Move>> = lines.into_iter().filter(fits).collect();
+            Some((lines, more))
         };
-        let lines: Vec<Vec<Move>> = lines.into_iter().filter(fits).collect();
+        if let Some(recorded) = self.resynchronise_by_presses(&search, made_at, basis) {
+            return recorded;
+        }
+        let Some((lines, more)) = search(1, Limits::default().max_plies) else {
+            return false;
+        };
         match &lines[..] {
             [] => false,
             [line] if !more => {
@@ -268,5 +289,91 @@ impl Engine {
                 false
             }
         }
+    }
+
+    /// With a clock, each press since the record completed one move (Art.
+    /// 6.2.1): the board is as many moves on as the presses, or one more
+    /// not pressed yet. Both lengths are searched in full, so a line
+    /// shorter than the presses (a transposition that skips moves the clock
+    /// saw made: 15...Nxd5 16.Bxe7 Rxe7 for 15...Nxe4 16.Bxe7 Rxe7 17.dxe4)
+    /// is never read, and a listed candidate no longer than that, which
+    /// goes on to no line found, is refuted. `None` when that says nothing
+    /// (no press, no such line: a press without a move, Art. 7.5.3; or over
+    /// budget): the shortest lines are read then.
+    fn resynchronise_by_presses(
+        &mut self,
+        search: &dyn Fn(usize, usize) -> Option<Found>,
+        made_at: Millis,
+        basis: u64,
+    ) -> Option<bool> {
+        let pressed = self.clock.presses_ahead;
+        if pressed == 0 || pressed >= Limits::default().max_plies {
+            return None;
+        }
+        let (mut lines, more) = search(pressed, pressed)?;
+        let (longer, more_longer) = search(pressed + 1, pressed + 1)?;
+        lines.extend(longer);
+        let more = more || more_longer;
+        match &lines[..] {
+            [] => None,
+            [line] if !more => {
+                let refuted = self.hypotheses.lines.iter().all(|l| l.len() <= pressed + 1);
+                if !refuted && self.contradicts_candidates(line) {
+                    return Some(false);
+                }
+                let line = line.clone();
+                self.hypotheses.clear();
+                self.record(&line, made_at, basis);
+                Some(true)
+            }
+            _ => {
+                self.ambiguous(lines, more);
+                Some(false)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{EngineConfig, replay_script, resync::SyncState};
+
+    /// An occupancy board with a clock, unplugged after 8.Bg5; the dump
+    /// shows f6 emptied: 8...Nxe4 or 8...Nxd5. Then, square by square and
+    /// pressed, 9.Bxe7 Rxe7 and the d3 pawn taking on e4, which only
+    /// 8...Nxe4 allows (after 8...Nxd5 the knight on e4 is White's). The
+    /// four presses say four moves: 8...Nxd5 9.Bxe7 Rxe7 is no story, and
+    /// the one line of four (or five) moves is read.
+    const SCRIPT: &str = "\
+@0 setup rnbqr1k1/ppp1bppp/5n2/3P2B1/4N3/3P1N2/PPP1QPPP/R3KB1R b KQ - 2 8
+@500 board xxxxx1x1/xxx1xxxx/5x2/3x2x1/4x3/3x1x2/xxx1xxxx/x3xx1x
+@8000 reconnected
+@8000 board xxxxx1x1/xxx1xxxx/8/3x2x1/4x3/3x1x2/xxx1xxxx/x3xx1x
+@8100 press black
+@9000 lift g5
+@9200 lift e7
+@9400 place e7
+@9600 press white
+@10500 lift e8
+@10700 lift e7
+@10900 place e7
+@11100 press black
+@12000 lift e4
+@12200 lift d3
+@12400 place e4
+@12600 press white
+";
+
+    #[test]
+    fn presses_after_a_dump_rule_out_a_candidate_that_cannot_go_on() {
+        let engine = replay_script("t.board", SCRIPT, EngineConfig::default()).unwrap();
+        let sans: Vec<String> = engine
+            .game()
+            .moves()
+            .iter()
+            .map(|m| m.san.to_string())
+            .collect();
+        assert_eq!(sans, ["Nxe4", "Bxe7", "Rxe7", "dxe4"]);
+        assert_eq!(engine.sync_state(), SyncState::Ok);
     }
 }
