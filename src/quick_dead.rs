@@ -58,7 +58,8 @@ pub fn open_without_the_solver(pos: &Chess) -> bool {
             && !solver_material_insufficient(pos, side)
             && pawns_leave_no_route(pos, side)
     };
-    (can_go_on(Color::White) || can_go_on(Color::Black)) && has_shuffle(pos)
+    (can_go_on(Color::White) || can_go_on(Color::Black))
+        && (has_shuffle(pos) || steps_into_shuffle(pos))
 }
 
 /// The quick test as it always ran: CHA's quick test for White, then for
@@ -171,6 +172,36 @@ fn has_shuffle(pos: &Chess) -> bool {
         }
     }
     false
+}
+
+/// Whether a quiet piece move `e` of the side to move leads to a shuffle
+/// of the opponent's (`a`, our `b`, `a` taken back, `b` taken back, all
+/// legal in turn), the side to move having two legal moves or more. `e`
+/// then the shuffle repeated is a line of quiet moves of any length that
+/// never reaches mate or stalemate and never changes the material, as
+/// [`has_shuffle`]'s is; it is found where that one is not, after a check
+/// (a move out of check can seldom be taken back: the check would be
+/// back).
+fn steps_into_shuffle(pos: &Chess) -> bool {
+    let (board, us) = (pos.board(), pos.turn());
+    let first = || {
+        quiet_piece_moves_on(board, us)
+            .filter(move |&e| quiet_move_is_legal(board, us, e))
+            .take(TRIES)
+    };
+    first().next().is_some()
+        && pos.legal_moves().len() > 1
+        && first().any(|e| {
+            let after = played(board, e);
+            quiet_piece_moves_on(&after, !us)
+                .filter(|&a| quiet_move_is_legal(&after, !us, a))
+                .take(TRIES)
+                .any(|a| {
+                    shuffles_back(&played(&after, a), us, taken_back(a))
+                        .next()
+                        .is_some()
+                })
+        })
 }
 
 /// How many legal candidates to try per side: shuffles are everywhere in
@@ -364,6 +395,21 @@ mod tests {
         // One legal move (Kb8): the solver plays it out first.
         let pos = position("k7/8/1K6/8/8/8/8/R7 b - - 0 1");
         assert!(!has_shuffle(&pos));
+        assert!(!steps_into_shuffle(&pos), "in check, one move: forced");
+    }
+
+    /// Issue 38: after a check, the move out of it cannot be taken back,
+    /// but a shuffle can follow it; the position is then left open without
+    /// the solver, as CHA's quick test leaves it (the reference).
+    #[test]
+    fn a_check_is_left_open_when_a_shuffle_follows_the_way_out() {
+        // Ne7+: Kh8 (or Qxe7), then the knights and rooks shuffle.
+        let pos = position("2rq1rk1/1b2Nppp/p2p1n2/1pp1p1B1/4P3/1PNP4/1PPQ1PPP/R4RK1 b - - 1 15");
+        assert!(pos.is_check());
+        assert!(!has_shuffle(&pos));
+        assert!(steps_into_shuffle(&pos));
+        assert!(open_without_the_solver(&pos));
+        assert!(!is_dead_quick_reference(&pos));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::{
-    engine::{Confirmation, Engine, EngineConfig, EngineError, confirm_alive},
+    engine::{Confirmation, Engine, EngineConfig, EngineError},
     event::side_name,
     failsafe::{Injected, catch},
     game::Game,
@@ -62,7 +62,7 @@ pub fn replay_script(file: &str, text: &str, config: EngineConfig) -> Result<Eng
 /// A replay knows how each game went on, which a live board does not:
 /// the script is first read with every position that needs CHA's full
 /// dead-position analysis taken as alive, then those positions are
-/// confirmed by how their games went on ([`confirm_alive`]: a position
+/// confirmed by how their games went on ([`crate::engine::confirm_alive`]: a position
 /// the game left by legal moves for an alive one, or for checkmate, is
 /// alive), analysing only the last of each stretch, in parallel. Only when
 /// one may be dead is the script read again, in line with the verdicts
@@ -77,8 +77,7 @@ pub fn replay_script_with(
     let mut engine = Engine::new(config);
     engine.assume_alive_in_line();
     read_lines(file, &lines, &mut engine, progress)?;
-    let assumed = engine.take_assumed_alive();
-    match confirm_alive(engine.games(), &assumed) {
+    match engine.confirm_first_reading() {
         Confirmation::Alive => Ok(engine),
         Confirmation::Unsure(known) => {
             let mut engine = Engine::new(config);

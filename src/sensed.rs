@@ -1,6 +1,6 @@
 //! What the board's sensors show now, and when each square last changed.
 
-use shakmaty::{Bitboard, Board, Piece, Position, Square};
+use shakmaty::{Bitboard, Board, Piece, Position, Role, Square};
 
 use crate::event::{Scan, Sensed};
 
@@ -13,6 +13,9 @@ pub struct SensedBoard {
     /// Squares whose piece identity the board reported.
     identified: Bitboard,
     pieces: [Option<Piece>; 64],
+    /// The same identities as a board (the squares of `identified`), so
+    /// that comparing them with a position's is a few bitboard operations.
+    identities: Board,
     last_place: [u64; 64],
     last_lift: [u64; 64],
     /// The stamps each square had before its last lift, so that a blip can
@@ -33,6 +36,7 @@ impl SensedBoard {
             occupied: board.occupied(),
             identified: Bitboard::EMPTY,
             pieces: [None; 64],
+            identities: Board::empty(),
             last_place: [0; 64],
             last_lift: [0; 64],
             before_lift: [(0, 0); 64],
@@ -61,6 +65,7 @@ impl SensedBoard {
         self.occupied.discard(sq);
         self.identified.discard(sq);
         self.pieces[sq.to_usize()] = None;
+        self.identities.discard_piece_at(sq);
         changed
     }
 
@@ -74,6 +79,10 @@ impl SensedBoard {
         self.occupied.add(sq);
         self.identified.set(sq, piece.is_some());
         self.pieces[sq.to_usize()] = piece;
+        match piece {
+            Some(piece) => self.identities.set_piece_at(sq, piece),
+            None => self.identities.discard_piece_at(sq),
+        }
         changed
     }
 
@@ -127,6 +136,7 @@ impl SensedBoard {
                         // an identity reported earlier may be stale.
                         self.identified.discard(sq);
                         self.pieces[sq.to_usize()] = None;
+                        self.identities.discard_piece_at(sq);
                     } else {
                         changed |= self.place(sq, None, seq);
                     }
@@ -185,17 +195,23 @@ impl SensedBoard {
 
     /// Whether every reported identity equals the piece `board` has there.
     pub fn identities_agree(&self, board: &Board) -> bool {
-        self.identified
-            .into_iter()
-            .all(|sq| board.piece_at(sq) == self.pieces[sq.to_usize()])
+        self.misidentified(board).is_empty()
+    }
+
+    /// The squares whose reported identity is not the piece `board` has
+    /// there (another piece, or none).
+    pub fn misidentified(&self, board: &Board) -> Bitboard {
+        let ours = &self.identities;
+        let roles = Role::ALL.into_iter().fold(Bitboard::EMPTY, |differ, role| {
+            differ | (ours.by_role(role) ^ board.by_role(role))
+        });
+        (roles | (ours.white() ^ board.white())) & self.identified
     }
 
     /// Whether the board named the piece on every occupied square (a board
     /// that identifies pieces).
     pub fn identifies_all(&self) -> bool {
-        self.occupied
-            .into_iter()
-            .all(|sq| self.pieces[sq.to_usize()].is_some())
+        (self.occupied & !self.identified).is_empty()
     }
 
     /// Whether the sensors show `pos`'s board.
@@ -207,6 +223,35 @@ impl SensedBoard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 38: the identities compared as bitboards give, square by
+    /// square, what comparing each reported piece with the board's does.
+    #[test]
+    fn misidentified_squares_are_those_whose_piece_differs() {
+        let board = Board::default();
+        let mut s = SensedBoard::showing(&board);
+        s.place(Square::E2, Some(Piece::from_char('P').unwrap()), 1);
+        s.place(Square::D1, Some(Piece::from_char('K').unwrap()), 2);
+        s.place(Square::E8, Some(Piece::from_char('K').unwrap()), 3);
+        s.place(Square::E4, Some(Piece::from_char('N').unwrap()), 4);
+        s.place(Square::B1, None, 5);
+        let by_square: Bitboard = s
+            .identified
+            .into_iter()
+            .filter(|&sq| board.piece_at(sq) != s.piece_at(sq))
+            .collect();
+        assert_eq!(
+            s.misidentified(&board),
+            Bitboard::from_iter([Square::D1, Square::E8, Square::E4])
+        );
+        assert_eq!(s.misidentified(&board), by_square);
+        assert!(!s.identities_agree(&board));
+        s.lift(Square::D1, 6);
+        s.lift(Square::E8, 7);
+        s.lift(Square::E4, 8);
+        assert!(s.identities_agree(&board));
+        assert!(!s.identifies_all());
+    }
 
     #[test]
     fn a_dump_counts_its_occupied_squares_as_touched_no_later_than_it() {

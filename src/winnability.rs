@@ -236,6 +236,17 @@ pub fn can_checkmate(
     analyse(pos, side, budget, Render::Text)
 }
 
+/// [`can_checkmate`]'s verdict alone: the same analysis and the same
+/// checks of the line found, which is not written out (a flag fall or
+/// resignation decided in a replay needs only the result).
+///
+/// # Errors
+///
+/// As [`can_checkmate`].
+pub fn mate_verdict(pos: &Chess, side: Color, budget: Budget) -> Result<Verdict, WinnabilityError> {
+    Ok(analyse(pos, side, budget, Render::Checked)?.verdict)
+}
+
 /// Whether a helpmate line found is written out in SAN and UCI, or only
 /// checked move by move (all a verdict needs: the same checks, the same
 /// answers, without the notation, which cost more than the search itself

@@ -18,15 +18,17 @@
 
 use std::collections::HashMap;
 
-use shakmaty::{Chess, Color, EnPassantMode, fen::Epd};
+use shakmaty::{
+    Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, Position, Square, fen::Epd,
+};
 
 use super::Engine;
 use crate::{
     alert::AlertKind,
     event::{Millis, side_name},
     game::{Termination, draw, win},
-    quick_dead::{leads_back, open_without_the_solver},
-    winnability::{Budget, Verdict, can_checkmate, is_dead},
+    quick_dead::leads_back,
+    winnability::{Budget, Verdict, is_dead, mate_verdict},
 };
 
 /// A flag fall or resignation whose result waits for the full analysis.
@@ -78,6 +80,38 @@ pub fn verdict_position(pos: &Chess) -> String {
     Epd::from_position(pos, EnPassantMode::Legal).to_string()
 }
 
+/// What [`verdict_position`] names, without writing it: the pieces, the
+/// side to move, the castling rights and the en passant square when a
+/// capture is legal. Two positions have the same key exactly when they
+/// have the same EPD, and the key costs no string: a replay compares and
+/// looks up tens of thousands of them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct VerdictKey {
+    board: Board,
+    turn: Color,
+    castling: Bitboard,
+    ep: Option<Square>,
+}
+
+impl VerdictKey {
+    pub(super) fn of(pos: &Chess) -> VerdictKey {
+        VerdictKey {
+            board: pos.board().clone(),
+            turn: pos.turn(),
+            castling: pos.castles().castling_rights(),
+            ep: pos.ep_square(EnPassantMode::Legal),
+        }
+    }
+
+    /// The key of a position written by [`verdict_position`]; `None` for
+    /// text that is no legal position.
+    fn parse(epd: &str) -> Option<VerdictKey> {
+        let epd: Epd = epd.parse().ok()?;
+        let pos: Chess = epd.into_position(CastlingMode::Chess960).ok()?;
+        Some(VerdictKey::of(&pos))
+    }
+}
+
 /// The full dead-position verdicts an engine computed in line, by
 /// position ([`verdict_position`]): a replay meets the same positions in
 /// game after game (the openings), and analyses each once. The analysis is
@@ -85,7 +119,7 @@ pub fn verdict_position(pos: &Chess) -> String {
 /// time), so a verdict remembered is the one computed again.
 #[derive(Debug, Clone, Default)]
 pub(super) struct InlineVerdicts {
-    known: HashMap<String, Option<Verdict>>,
+    known: HashMap<VerdictKey, Option<Verdict>>,
     /// A replay's first reading ([`Engine::assume_alive_in_line`]): the
     /// positions taken as alive without the analysis, for the caller to
     /// confirm.
@@ -100,16 +134,17 @@ impl InlineVerdicts {
     /// The verdict on `check`'s position; `None` when the solver cannot
     /// take it.
     fn verdict(&mut self, check: &DeadCheck) -> Option<Verdict> {
-        let key = check.key();
+        let key = VerdictKey::of(&check.position);
         if let Some(&verdict) = self.known.get(&key) {
             return verdict;
         }
-        // Taken as alive only where the quick criteria leave the position
-        // open: the dead positions of real games, blocked structures, are
-        // analysed at once, so a first reading rarely needs a second.
-        if let Some(assumed) = &mut self.assumed
-            && open_without_the_solver(&check.position)
-        {
+        // Taken as alive in a first reading, to be confirmed by how the
+        // game went on: nearly all of a replay's positions are alive, and
+        // one analysis at the end of a game confirms them all, where
+        // analysing each in line (the pawn endings of real games: a pawn
+        // move or a capture at nearly every ply) costs more than the rest
+        // of the replay. A dead one costs a second reading.
+        if let Some(assumed) = &mut self.assumed {
             assumed.push(check.clone());
             return Some(Verdict::No);
         }
@@ -118,7 +153,7 @@ impl InlineVerdicts {
         verdict
     }
 
-    fn remember(&mut self, key: String, verdict: Option<Verdict>) {
+    fn remember(&mut self, key: VerdictKey, verdict: Option<Verdict>) {
         if self.known.len() >= Self::MAX {
             self.known.clear();
         }
@@ -147,6 +182,18 @@ pub enum Confirmation {
 /// when the stretch ends in checkmate; a position taken back or corrected
 /// since is analysed itself. The analyses run in parallel.
 pub fn confirm_alive(games: &[crate::game::Game], assumed: &[DeadCheck]) -> Confirmation {
+    confirm_alive_given(games, assumed, &|_| false)
+}
+
+/// [`confirm_alive`], with `ends_alive` telling of a record whose last
+/// position is known alive already (a flag fall or resignation after which
+/// the winner was found able to mate): its stretch is confirmed as one
+/// ending in checkmate is.
+fn confirm_alive_given(
+    games: &[crate::game::Game],
+    assumed: &[DeadCheck],
+    ends_alive: &dyn Fn(&crate::game::Game) -> bool,
+) -> Confirmation {
     // A stretch: a game and the number of illegal moves its record has
     // before the position; positions of one stretch lead to each other by
     // legal moves.
@@ -154,12 +201,13 @@ pub fn confirm_alive(games: &[crate::game::Game], assumed: &[DeadCheck]) -> Conf
         let record = &games[check.game];
         let on_record = record
             .position_at(check.ply)
-            .is_some_and(|now| verdict_position(now) == check.key());
+            .is_some_and(|now| VerdictKey::of(now) == VerdictKey::of(&check.position));
         on_record.then(|| {
             let illegal = |ply: usize| record.moves()[..ply].iter().filter(|m| m.illegal).count();
             let id = illegal(check.ply);
-            let mates =
-                record.termination() == Some(Termination::Checkmate) && illegal(record.ply()) == id;
+            let mates = (record.termination() == Some(Termination::Checkmate)
+                || ends_alive(record))
+                && illegal(record.ply()) == id;
             (check.game, id, mates)
         })
     };
@@ -339,11 +387,10 @@ impl Engine {
     }
 
     /// For a replay's first reading: the full analyses run in line are not
-    /// run where the quick criteria leave the position open
-    /// ([`crate::quick_dead::open_without_the_solver`]); each such position
-    /// is taken as alive and listed ([`Engine::take_assumed_alive`]), for
-    /// [`confirm_alive`] to confirm by how the games went on. The others
-    /// are analysed in line as always.
+    /// run; each position that waits for one is taken as alive and listed
+    /// ([`Engine::take_assumed_alive`]), for [`confirm_alive`] to confirm
+    /// by how the games went on. Verdicts already known
+    /// ([`Engine::know_dead_verdicts`]) are used as they are.
     pub fn assume_alive_in_line(&mut self) {
         self.inline_verdicts.assumed = Some(Vec::new());
     }
@@ -354,12 +401,29 @@ impl Engine {
         self.inline_verdicts.assumed.take().unwrap_or_default()
     }
 
+    /// Ends a replay's first reading ([`Engine::take_assumed_alive`]) and
+    /// confirms its positions ([`confirm_alive`]), knowing also the
+    /// positions this engine found alive in line: a game that ended by a
+    /// flag fall or resignation after which the winner was found able to
+    /// mate ends in an alive position, which confirms its stretch without
+    /// another analysis.
+    pub fn confirm_first_reading(&mut self) -> Confirmation {
+        let assumed = self.take_assumed_alive();
+        let known = &self.inline_verdicts.known;
+        let ends_alive = |record: &crate::game::Game| {
+            known.get(&VerdictKey::of(record.position())) == Some(&Some(Verdict::No))
+        };
+        confirm_alive_given(&self.games, &assumed, &ends_alive)
+    }
+
     /// Full-analysis verdicts already known, by [`verdict_position`]
     /// (`None`: the solver cannot take the position): used in line instead
     /// of analysing those positions again.
     pub fn know_dead_verdicts(&mut self, known: Vec<(String, Option<Verdict>)>) {
         for (key, verdict) in known {
-            self.inline_verdicts.remember(key, verdict);
+            if let Some(key) = VerdictKey::parse(&key) {
+                self.inline_verdicts.remember(key, verdict);
+            }
         }
     }
 
@@ -375,8 +439,13 @@ impl Engine {
     /// then dead positions.
     pub fn run_dead_checks_inline(&mut self) {
         if let Some(check) = self.next_mate_check() {
-            let verdict = can_checkmate(&check.position, check.side, Budget::DETERMINISTIC)
-                .map_or(Verdict::Unknown, |analysis| analysis.verdict);
+            let verdict = mate_verdict(&check.position, check.side, Budget::DETERMINISTIC)
+                .unwrap_or(Verdict::Unknown);
+            if verdict == Verdict::Yes {
+                // A side can mate: the position is not dead (Art. 5.2.2).
+                self.inline_verdicts
+                    .remember(VerdictKey::of(&check.position), Some(Verdict::No));
+            }
             let at = self.now();
             self.apply_mate_verdict(check.game, check.ply, None, verdict, at);
         }
@@ -550,6 +619,17 @@ mod tests {
         engine
     }
 
+    /// A replay's first reading of `script`.
+    fn first_reading(script: &str) -> Engine {
+        let mut e = Engine::default();
+        e.assume_alive_in_line();
+        for line in parse_script("test", script).expect("script parses") {
+            e.push(&line.event).expect("event applies");
+        }
+        e.finish();
+        e
+    }
+
     /// Labelled in the CHA test vectors: "W-" before g4-g5, "--" after.
     const BEFORE_G5: &str = "setup Bb1k1b2/bKp1p1p1/1pP1P1P1/pP6/6P1/P7/8/8 w - - 0 1\n";
 
@@ -599,6 +679,31 @@ mod tests {
         assert_eq!(e.inline_verdicts.verdict(&check), Some(Verdict::No));
     }
 
+    /// Issue 38: the verdicts remembered in line are keyed without writing
+    /// the EPD, with the same identity: an en passant square no pawn can
+    /// use is no part of it (as in the EPD), castling rights are, and a
+    /// key read back from its EPD is the same key.
+    #[test]
+    fn a_verdict_key_is_the_epd_without_the_string() {
+        use crate::test_support::position;
+        let after_e4 = position("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1");
+        let no_ep = position("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 5 9");
+        let no_castling = position("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b Qkq - 0 1");
+        let white_to_move = position("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 1");
+        assert_eq!(VerdictKey::of(&after_e4), VerdictKey::of(&no_ep));
+        assert_ne!(VerdictKey::of(&after_e4), VerdictKey::of(&no_castling));
+        assert_ne!(VerdictKey::of(&after_e4), VerdictKey::of(&white_to_move));
+        let ep = position("rnbqkbnr/ppp1pppp/8/8/3pP3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 3");
+        let ep_gone = position("rnbqkbnr/ppp1pppp/8/8/3pP3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 3");
+        assert_ne!(VerdictKey::of(&ep), VerdictKey::of(&ep_gone));
+        for pos in [&after_e4, &no_castling, &white_to_move, &ep, &ep_gone] {
+            assert_eq!(
+                VerdictKey::parse(&verdict_position(pos)),
+                Some(VerdictKey::of(pos))
+            );
+        }
+    }
+
     /// Issue 38: a replay's first reading takes every position as alive;
     /// a game that went on to checkmate confirms them all, with no
     /// analysis.
@@ -617,21 +722,51 @@ mod tests {
         assert_eq!(confirm_alive(e.games(), &assumed), Confirmation::Alive);
     }
 
-    /// A blocked structure, where the dead positions of real games are, is
-    /// analysed in line even in a first reading: the game ends there at
-    /// once, and nothing is left to confirm.
+    /// Issue 38: even a blocked structure, where the dead positions of real
+    /// games are, is taken as alive in a first reading; the confirmation
+    /// analyses it (the last position of its game) and finds it dead, so
+    /// the replay must read the script again.
     #[test]
-    fn a_first_reading_analyses_blocked_structures_in_line() {
+    fn a_first_reading_takes_blocked_structures_as_alive_for_the_confirmation() {
+        let mut e = first_reading(&format!(
+            "{BEFORE_G5}lift g4\nplace g5\nlift d8\nplace e8\n"
+        ));
+        assert_eq!(e.games()[0].ply(), 2, "nothing analysed in line");
+        let assumed = e.take_assumed_alive();
+        assert_eq!(assumed.iter().map(|c| c.ply).collect::<Vec<_>>(), [1]);
+        assert_eq!(
+            confirm_alive(e.games(), &assumed),
+            Confirmation::Unsure(vec![(assumed[0].key(), Some(Verdict::Yes))])
+        );
+    }
+
+    /// Issue 38: a game whose last position is known alive (the winner of
+    /// a flag fall or resignation found able to mate there) confirms the
+    /// positions before it without analysing them. Planted here: "alive"
+    /// for the position after Ke8, so the dead position after g5, which
+    /// the analysis would find dead, is confirmed with no analysis.
+    #[test]
+    fn a_game_ending_in_a_position_known_alive_confirms_its_positions() {
+        let mut e = first_reading(&format!(
+            "{BEFORE_G5}lift g4\nplace g5\nlift d8\nplace e8\n"
+        ));
+        let last = verdict_position(e.game().position());
+        e.know_dead_verdicts(vec![(last, Some(Verdict::No))]);
+        assert_eq!(e.confirm_first_reading(), Confirmation::Alive);
+    }
+
+    /// Issue 38: a flag fall decided in line, the winner able to mate,
+    /// leaves its position known alive (not dead, Art. 5.2.2).
+    #[test]
+    fn a_mate_found_after_a_flag_fall_is_remembered_alive() {
         let mut e = Engine::default();
-        e.assume_alive_in_line();
-        let script = format!("{BEFORE_G5}lift g4\nplace g5\nlift d8\nplace e8\n");
-        for line in parse_script("test", &script).unwrap() {
+        for line in parse_script("test", "lift e2\nplace e4\nflag white\n").unwrap() {
             e.push(&line.event).unwrap();
         }
         e.finish();
-        assert_eq!(e.games()[0].ply(), 1);
-        assert_eq!(e.games()[0].termination(), Some(Termination::DeadPosition));
-        assert!(e.take_assumed_alive().is_empty());
+        assert_eq!(e.game().outcome(), win(Color::Black));
+        let key = VerdictKey::of(e.game().position());
+        assert_eq!(e.inline_verdicts.known.get(&key), Some(&Some(Verdict::No)));
     }
 
     /// A position no longer on its game's record (taken back, corrected)

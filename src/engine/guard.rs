@@ -13,7 +13,7 @@
 use shakmaty::{Move, Position};
 
 use super::{Engine, progress::in_progress};
-use crate::{alert::AlertKind, event::Millis, resync::SyncState};
+use crate::{alert::AlertKind, event::Millis, matcher::occupancy_after, resync::SyncState};
 
 /// What identifies the record's state: the game, its length and last move.
 /// Any change (a move made, changed, taken back, a new game) is the record
@@ -174,6 +174,11 @@ impl Engine {
 /// Whether the sensors show the position after one legal move from `pos`.
 fn one_move_on(pos: &shakmaty::Chess, sensed: &crate::sensed::SensedBoard) -> bool {
     pos.legal_moves().iter().any(|&m| {
+        // Only a move that leaves the squares the sensors read occupied
+        // can show; the others are not played.
+        if occupancy_after(pos.board().occupied(), m, pos.turn()) != sensed.occupied() {
+            return false;
+        }
         let mut after = pos.clone();
         after.play_unchecked(m);
         sensed.shows_position(&after)

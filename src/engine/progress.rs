@@ -20,8 +20,7 @@ pub fn in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
     let mover = board.by_color(pos.turn());
     let removed = board.occupied() & !sensed.occupied();
     let added = sensed.occupied() & !board.occupied();
-    let misidentified = sensed.occupied() & board.occupied() & !identities_agree_on(pos, sensed);
-    if misidentified.any() || removed.is_empty() {
+    if removed.is_empty() || misidentified(pos, sensed) {
         return false;
     }
     if added.is_empty() {
@@ -46,14 +45,17 @@ fn en_passant_in_progress(
     removed: Bitboard,
     added: Bitboard,
 ) -> bool {
-    pos.legal_moves().iter().any(|m| match *m {
-        Move::EnPassant { from, to } => {
-            removed == Bitboard::from_square(from)
-                && added == Bitboard::from_square(to)
-                && sensed.piece_at(to).is_none_or(|p| p == pos.turn().pawn())
-        }
-        _ => false,
-    })
+    // Without an en passant square no en passant move is legal: the legal
+    // moves are not generated for nothing.
+    pos.maybe_ep_square().is_some()
+        && pos.legal_moves().iter().any(|m| match *m {
+            Move::EnPassant { from, to } => {
+                removed == Bitboard::from_square(from)
+                    && added == Bitboard::from_square(to)
+                    && sensed.piece_at(to).is_none_or(|p| p == pos.turn().pawn())
+            }
+            _ => false,
+        })
 }
 
 /// The one legal move from `pos` after which the sensed board is a move in
@@ -141,19 +143,12 @@ fn can_be_captured(pos: &Chess, on: Bitboard, lifted: Bitboard) -> bool {
     })
 }
 
-/// The squares whose reported identity agrees with the position (squares
-/// with no identity reported agree).
-fn identities_agree_on(pos: &Chess, sensed: &SensedBoard) -> Bitboard {
+/// Whether a square occupied both on the board and in the position reports
+/// another piece than the position has there (squares with no identity
+/// reported agree).
+fn misidentified(pos: &Chess, sensed: &SensedBoard) -> bool {
     let board = pos.board();
-    sensed
-        .occupied()
-        .into_iter()
-        .filter(|&sq| {
-            sensed
-                .piece_at(sq)
-                .is_none_or(|p| board.piece_at(sq) == Some(p))
-        })
-        .collect()
+    (sensed.misidentified(board) & board.occupied()).any()
 }
 
 /// The king put on its castling square, the rook not yet moved; or the
@@ -167,28 +162,30 @@ fn castling_in_progress(
     removed: Bitboard,
     added: Bitboard,
 ) -> bool {
-    pos.legal_moves().iter().any(|m| {
-        let Move::Castle { king, rook } = *m else {
-            return false;
-        };
-        let side = m.castling_side().expect("a castling move has a side");
-        let king_to = side.king_to(pos.turn());
-        let rook_to = side.rook_to(pos.turn());
-        let only_king_and_rook =
-            (removed & !Bitboard::from_square(king) & !Bitboard::from_square(rook)).is_empty();
-        let king_first = added == Bitboard::from_square(king_to)
-            && removed.contains(king)
-            && sensed
-                .piece_at(king_to)
-                .is_none_or(|p| p == pos.turn().king());
-        let rook_first = added == Bitboard::from_square(rook_to)
-            && removed.contains(rook)
-            && removed.contains(king)
-            && sensed
-                .piece_at(rook_to)
-                .is_none_or(|p| p == pos.turn().rook());
-        only_king_and_rook && (king_first || rook_first)
-    })
+    // Without a castling right no castling is legal.
+    pos.castles().has_color(pos.turn())
+        && pos.legal_moves().iter().any(|m| {
+            let Move::Castle { king, rook } = *m else {
+                return false;
+            };
+            let side = m.castling_side().expect("a castling move has a side");
+            let king_to = side.king_to(pos.turn());
+            let rook_to = side.rook_to(pos.turn());
+            let only_king_and_rook =
+                (removed & !Bitboard::from_square(king) & !Bitboard::from_square(rook)).is_empty();
+            let king_first = added == Bitboard::from_square(king_to)
+                && removed.contains(king)
+                && sensed
+                    .piece_at(king_to)
+                    .is_none_or(|p| p == pos.turn().king());
+            let rook_first = added == Bitboard::from_square(rook_to)
+                && removed.contains(rook)
+                && removed.contains(king)
+                && sensed
+                    .piece_at(rook_to)
+                    .is_none_or(|p| p == pos.turn().rook());
+            only_king_and_rook && (king_first || rook_first)
+        })
 }
 
 #[cfg(test)]
