@@ -178,6 +178,30 @@ pub fn read(
         {
             Some(Reading::Hand)
         }
+        // A scanning board's dump (its first scan, or its first after the
+        // link came back) is a snapshot like any other: it may catch a
+        // piece on its way, so the last move it shows waits for the next
+        // scan as a snapshot's would (docs/design/reconstruction.md, the
+        // slide).
+        Some(Reading::Moves(moves))
+            if scanned == Scanned::Dump
+                && snapshots.only()
+                && !sensed.identifies_all()
+                && !moment.closing =>
+        {
+            let slide = last_slide(game.position(), &moves, snapshots, moment.presses_ahead);
+            let mut certain = moves;
+            let then = certain.split_off(certain.len() - 1);
+            Some(if slide.any() {
+                Reading::Unconfirmed {
+                    certain,
+                    then,
+                    suspect: slide,
+                }
+            } else {
+                Reading::Moves([certain, then].concat())
+            })
+        }
         other => other,
     };
     moves

@@ -5,6 +5,7 @@
 //! before a scan and filled again after it reads as one placement.
 
 mod pieces;
+mod shown;
 
 use shakmaty::{Bitboard, Board, Chess, Move, Piece, Position, Square};
 
@@ -266,114 +267,6 @@ impl Snapshots {
         if let Some(shown) = self.list.iter_mut().find(|(at, _)| *at > seq) {
             shown.1 ^= squares;
         }
-    }
-
-    /// How many of `line`'s moves, played from `pos` (shown by event
-    /// `since`) through the snapshots, only the last snapshot shows: those
-    /// after the latest position of the line that a snapshot before it
-    /// showed, exactly or with pieces of the next move only lifted (all of
-    /// them when none did).
-    pub fn plies_shown_last(
-        &self,
-        pos: &Chess,
-        line: &[Move],
-        since: u64,
-        settling: Bitboard,
-    ) -> usize {
-        let Some(pinned) = self.pinned(pos, line, since, settling) else {
-            return line.len();
-        };
-        let before_last = pinned.len().saturating_sub(1);
-        line.len()
-            - pinned[..before_last]
-                .iter()
-                .flatten()
-                .map(|&(p, _)| p)
-                .max()
-                .unwrap_or(0)
-    }
-
-    /// How many of `line`'s first moves, played from `pos` (shown by event
-    /// `since`) through the snapshots, are trusted: those up to the last
-    /// position of the line a snapshot showed (exactly or with pieces of
-    /// the next move only lifted) such that no stretch of more than `most`
-    /// moves before it rests on one snapshot alone. A snapshot may catch a
-    /// hand in motion, and a long stretch one snapshot explains is often a
-    /// detour nobody played.
-    pub fn trusted_plies(
-        &self,
-        pos: &Chess,
-        line: &[Move],
-        since: u64,
-        settling: Bitboard,
-        most: usize,
-    ) -> usize {
-        self.trusted(pos, line, since, settling, most, false)
-    }
-
-    /// [`Snapshots::trusted_plies`], where one stretch may be a move longer
-    /// if a snapshot showed exactly the position it ends in and a later one
-    /// the line gone on from there, within `most` moves: the board stood as
-    /// the stretch leaves it, not as a hand in motion happened to, and went
-    /// on as the line does.
-    pub fn followed_plies(
-        &self,
-        pos: &Chess,
-        line: &[Move],
-        since: u64,
-        settling: Bitboard,
-        most: usize,
-    ) -> usize {
-        self.trusted(pos, line, since, settling, most, true)
-    }
-
-    fn trusted(
-        &self,
-        pos: &Chess,
-        line: &[Move],
-        since: u64,
-        settling: Bitboard,
-        most: usize,
-        followed: bool,
-    ) -> usize {
-        let Some(pinned) = self.pinned(pos, line, since, settling) else {
-            return 0;
-        };
-        // Each position pinned, and whether a snapshot showed it exactly.
-        let mut pins: Vec<(usize, bool)> = Vec::new();
-        for (p, exact) in pinned.into_iter().flatten() {
-            match pins.iter_mut().find(|(q, _)| *q == p) {
-                Some(pin) => pin.1 |= exact,
-                None => pins.push((p, exact)),
-            }
-        }
-        pins.sort_unstable();
-        let mut trusted = 0;
-        for (i, &(p, exact)) in pins.iter().enumerate() {
-            let longer = followed
-                && exact
-                && p - trusted == most + 1
-                && pins.get(i + 1).is_some_and(|&(next, _)| next - p <= most);
-            if p - trusted > most && !longer {
-                break;
-            }
-            trusted = p;
-        }
-        trusted
-    }
-
-    /// How many of `line`'s plies (played from `pos`, shown by event
-    /// `since`) leave a position no snapshot after `since` shows, exactly
-    /// or with pieces of the next move only lifted: the plies the line
-    /// infers. All of them when the line does not pass through the
-    /// snapshots.
-    pub fn plies_unshown(&self, pos: &Chess, line: &[Move], since: u64) -> usize {
-        let Some(pinned) = self.pinned(pos, line, since, Bitboard::EMPTY) else {
-            return line.len();
-        };
-        (1..=line.len())
-            .filter(|&i| !pinned.iter().flatten().any(|&(p, _)| p == i))
-            .count()
     }
 
     /// For each snapshot after event `since`, the latest position of

@@ -273,6 +273,11 @@ impl Engine {
     /// made), then are weighed as any blip. Returns them if not settled.
     fn settle_slide(&mut self, u: Unconfirmed, stories: Stories) -> Option<(Unconfirmed, Stories)> {
         let made_lines = [&stories.made_exact[..], &stories.made_hand[..]].concat();
+        // The piece on its way, put down further on, and the opponent's
+        // hand already at work: a hand costs nothing while his move is not
+        // complete, so those lines are the slide's story as much as the
+        // exact ones.
+        let slid_lines = [&stories.blip_exact[..], &stories.blip_hand[..]].concat();
         let pos = self.game().position();
         let (past_blip, blind) = self.made_past_blip(&u, stories.back);
         let since = self.game().basis(u.ply);
@@ -289,16 +294,13 @@ impl Engine {
                 story(&made_lines, &self.snapshots),
                 story(&past_blip, &blind),
             ],
-            story(&stories.blip_exact, &stories.repaired),
+            story(&slid_lines, &stories.repaired),
         );
         match slide.filter(|_| u.may_slide) {
             Some(SlideVerdict::Slid) => self.forget(u, stories),
             Some(SlideVerdict::Both) if self.snapshots.count_after(u.seq) <= MAX_WEIGHED => {
                 self.unconfirmed = Some(u);
             }
-            // Weighed as a blip from here: if nothing goes on from the
-            // move, the move made with the square blind for one scan is
-            // its story.
             Some(SlideVerdict::Both | SlideVerdict::Made) => {
                 let mut stories = stories;
                 if made_lines.is_empty() {
