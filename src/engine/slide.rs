@@ -41,13 +41,19 @@ impl Engine {
     /// the piece might slide on is read first, unless the lifted piece is
     /// one the sliding piece may be on its way to capture.
     pub(super) fn read_before_opponent_lift(&mut self, sq: Square, t: Millis) {
-        if !self.settle.is_due(t, self.config.settle_ms) || self.read_due(t) {
-            return;
-        }
         let pos = self.game().position();
-        if pos.board().color_at(sq) == Some(!pos.turn()) && self.sliding_since(Some(sq)).is_none() {
+        if pos.board().color_at(sq) == Some(!pos.turn()) && self.read_held_for_slide(sq, t) {
             self.read_board();
         }
+    }
+
+    /// Whether the settled state is held at `t` only because a piece may
+    /// be sliding on, and a lift of `sq` is no capture it may be on its
+    /// way to.
+    pub(super) fn read_held_for_slide(&self, sq: Square, t: Millis) -> bool {
+        self.settle.is_due(t, self.config.settle_ms)
+            && !self.read_due(t)
+            && self.sliding_since(Some(sq)).is_none()
     }
 
     /// When the piece was put down, if the board (square events only)
