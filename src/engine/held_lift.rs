@@ -38,7 +38,7 @@ impl Engine {
         let Some(color) = pos.board().color_at(sq) else {
             return false;
         };
-        let slide_held = color != pos.turn() && self.read_held_for_slide(sq, t);
+        let slide_held = self.lift_ends_slide(sq, t);
         let n = game.ply();
         let completes = !self.clock.in_use
             && (color == pos.turn() && n > 0 && game.moves()[n - 1].completed_at.is_none()
