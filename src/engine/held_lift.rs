@@ -21,6 +21,10 @@ pub(super) struct HeldLift {
     at: Millis,
     /// What the board said stood there.
     piece: Option<Piece>,
+    /// It would complete the last move (no clock), not only end a slide
+    /// dwell: the lifter's own move follows, so any other board event
+    /// applies it first (the squares' order must stay as it came).
+    completes: bool,
 }
 
 impl Engine {
@@ -28,34 +32,35 @@ impl Engine {
     /// clock, a piece of the player to move while the last move is not
     /// completed (or while the mover's state is unexplained), or on any
     /// event board, an opponent's piece while the mover's piece may be
-    /// sliding on.
-    fn lift_is_evidence(&self, sq: Square, t: Millis) -> bool {
+    /// sliding on. `Some(true)` when it would complete the last move.
+    fn lift_is_evidence(&self, sq: Square, t: Millis) -> Option<bool> {
         let game = self.game();
         if game.is_over() || self.scanned || self.phase.is_restoring() {
-            return false;
+            return None;
         }
         let pos = game.position();
-        let Some(color) = pos.board().color_at(sq) else {
-            return false;
-        };
-        let slide_held = self.lift_ends_slide(sq, t);
+        let color = pos.board().color_at(sq)?;
         let n = game.ply();
         let completes = !self.clock.in_use
             && (color == pos.turn() && n > 0 && game.moves()[n - 1].completed_at.is_none()
                 || color != pos.turn() && self.phase.unexplained().is_some());
-        slide_held || completes
+        (completes || self.lift_ends_slide(sq, t)).then_some(completes)
     }
 
     /// A lift of `sq` at `t`: holds it if it is evidence of completion;
     /// returns whether it did.
     pub(super) fn hold_lift(&mut self, sq: Square, t: Millis) -> bool {
-        if !self.lift_is_evidence(sq, t) || self.held_lifts.iter().any(|h| h.sq == sq) {
+        let Some(completes) = self.lift_is_evidence(sq, t) else {
+            return false;
+        };
+        if self.held_lifts.iter().any(|h| h.sq == sq) {
             return false;
         }
         self.held_lifts.push(HeldLift {
             sq,
             at: t,
             piece: self.sensed.piece_at(sq),
+            completes,
         });
         true
     }
@@ -65,15 +70,25 @@ impl Engine {
     /// is dropped here, the caller drops the event). A piece put down
     /// anywhere else may be the lifted one (the lift was the start of a
     /// move), and a scan, a dump or a setup shows the board as it is: the
-    /// held lifts are applied first. Lifts elsewhere, presses and clock
-    /// times go on around them.
+    /// held lifts are applied first. So are they at a lift elsewhere when
+    /// one would complete the last move: the lifter's own move follows, and
+    /// its squares must be read in the order they came (a blip beside it is
+    /// told by that order). Presses, clock times, and lifts around a lift
+    /// that only ends a slide dwell (the sliding piece picked up again) go
+    /// on around them.
     pub(super) fn blip_put_back(&mut self, event: &BoardEvent, t: Millis) -> bool {
         if self.held_lifts.is_empty() {
             return false;
         }
         let settle_ms = self.config.settle_ms;
         match event {
-            BoardEvent::Lift(_) | BoardEvent::Press(_) | BoardEvent::Clock(..) => false,
+            BoardEvent::Press(_) | BoardEvent::Clock(..) => false,
+            BoardEvent::Lift(_) => {
+                if self.held_lifts.iter().any(|h| h.completes) {
+                    self.lifts_outlived_by(t, true);
+                }
+                false
+            }
             BoardEvent::Place(sq, piece) => {
                 let back = self.held_lifts.iter().position(|h| {
                     h.sq == *sq
