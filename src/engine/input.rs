@@ -18,11 +18,22 @@ impl Engine {
         let turned = self.oriented(ev);
         let ev = turned.as_ref().unwrap_or(ev);
         let t = ev.at.max(self.now);
+        if self.blip_put_back(&ev.event, t) {
+            // A blip on a square a lift would have completed a move from:
+            // neither the lift nor the put-back happened.
+            self.advance_to(t);
+            self.now = t;
+            return Ok(());
+        }
         self.advance_to(t);
         self.confirm_brief_lift(Some(&ev.event), t);
         self.now = t;
         match &ev.event {
-            BoardEvent::Lift(sq) => self.lift(*sq, t),
+            BoardEvent::Lift(sq) => {
+                if !self.hold_lift(*sq, t) {
+                    self.lift(*sq, t);
+                }
+            }
             BoardEvent::Place(sq, piece) => self.place(*sq, *piece, t),
             BoardEvent::Board(scan) => {
                 self.seq += 1;

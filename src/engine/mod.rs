@@ -30,6 +30,7 @@ mod flag;
 mod full_dead;
 mod guard;
 mod half_castled;
+mod held_lift;
 mod hypotheses;
 mod illegal;
 mod input;
@@ -198,6 +199,9 @@ pub struct Engine {
     /// Squares refilled within the settle time while a piece was in the
     /// air: a blip or a capture (see `brief.rs`).
     brief: brief::BriefRefills,
+    /// Lifts that would complete a move, until they outlive a blip (see
+    /// `held_lift.rs`).
+    held_lifts: Vec<held_lift::HeldLift>,
 }
 
 impl Default for Engine {
@@ -250,6 +254,7 @@ impl Engine {
             takeback_held: None,
             guard: guard::Guard::default(),
             brief: brief::BriefRefills::default(),
+            held_lifts: Vec::new(),
         }
     }
 
@@ -305,10 +310,15 @@ impl Engine {
         } else {
             None
         };
-        [settle, displaced, self.guard_deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            settle,
+            displaced,
+            self.guard_deadline(),
+            self.held_lift_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Takes the events produced since the last call.
@@ -339,6 +349,7 @@ impl Engine {
     /// Lets time pass to `t` with no event: a board state that has stood long
     /// enough is read. A live reader calls this at [`Engine::next_deadline`].
     pub fn advance_to(&mut self, t: Millis) {
+        self.lifts_outlived_by(t, false);
         self.confirm_brief_lift(None, t);
         if self.read_due(t) {
             self.read_board();
@@ -360,6 +371,7 @@ impl Engine {
 
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
+        self.lifts_outlived_by(self.now, true);
         self.flush();
         self.settle_slide_press();
         self.complete_brief_at_end();

@@ -165,7 +165,11 @@ pub fn read(
     } else if scanned == Scanned::Snapshot && snapshots.only() {
         read_occupancy_snapshot(game, sensed, snapshots, moment)
     } else {
-        read_moves(game, sensed)
+        read_moves(game, sensed).or_else(|| {
+            (scanned == Scanned::No)
+                .then(|| super::unseen_capture::unseen_capture_then_reply(game, sensed))
+                .flatten()
+        })
     };
     let moves = match moves {
         // The last move changed into a capture on a square that only a dump

@@ -41,13 +41,29 @@ impl Engine {
     /// the piece might slide on is read first, unless the lifted piece is
     /// one the sliding piece may be on its way to capture.
     pub(super) fn read_before_opponent_lift(&mut self, sq: Square, t: Millis) {
-        if !self.settle.is_due(t, self.config.settle_ms) || self.read_due(t) {
-            return;
-        }
-        let pos = self.game().position();
-        if pos.board().color_at(sq) == Some(!pos.turn()) && self.sliding_since(Some(sq)).is_none() {
+        if self.lift_ends_slide(sq, t) {
             self.read_board();
         }
+    }
+
+    /// Whether a lift of `sq` at `t` is the opponent of the sliding
+    /// piece's player starting his move while the state is held for the
+    /// slide: the record's opponent, or, when the sliding piece is a reply
+    /// to a capture the board never showed, the record's player to move.
+    pub(super) fn lift_ends_slide(&self, sq: Square, t: Millis) -> bool {
+        let pos = self.game().position();
+        let Some(color) = pos.board().color_at(sq) else {
+            return false;
+        };
+        if !self.settle.is_due(t, self.config.settle_ms) || self.read_due(t) {
+            return false;
+        }
+        let lifter = if self.reply_sliding_since().is_some() {
+            pos.turn()
+        } else {
+            !pos.turn()
+        };
+        color == lifter && self.sliding_since(Some(sq)).is_none()
     }
 
     /// When the piece was put down, if the board (square events only)
@@ -58,6 +74,28 @@ impl Engine {
     /// square that move ends on): the piece may be on its way there.
     /// `lifting`: a square about to be read empty as well.
     fn sliding_since(&self, lifting: Option<Square>) -> Option<Millis> {
+        match lifting {
+            None => self
+                .sliding_on_record(None)
+                .or_else(|| self.reply_sliding_since()),
+            Some(_) => self.sliding_on_record(lifting),
+        }
+    }
+
+    /// When the piece was put down, if the board (occupancy square
+    /// events) shows a capture it never showed on its square and a reply
+    /// whose piece may be sliding on (`unseen_capture.rs`).
+    fn reply_sliding_since(&self) -> Option<Millis> {
+        if self.scanned || self.sensed.identifies_all() || !self.settle.is_unread() {
+            return None;
+        }
+        let to = super::unseen_capture::sliding_reply(self.game(), &self.sensed)?;
+        self.placed[to.to_usize()].map(|(at, _)| at)
+    }
+
+    /// As [`Engine::sliding_since`], for a piece sliding from the record's
+    /// position.
+    fn sliding_on_record(&self, lifting: Option<Square>) -> Option<Millis> {
         if self.scanned || self.game().is_over() {
             return None;
         }

@@ -5,8 +5,13 @@
 
 use shakmaty::{Bitboard, Color, Move, Position, Role};
 
-use super::Engine;
-use crate::event::Millis;
+use super::{Engine, Reading};
+use crate::{
+    event::Millis,
+    game::Game,
+    matcher::{Explanation, explain},
+    sensed::SensedBoard,
+};
 
 impl Engine {
     /// The legal captures by the mover's piece that the board shows
@@ -90,4 +95,76 @@ impl Engine {
             self.complete_all(since);
         }
     }
+}
+
+/// On an occupancy event board, a state no move explains
+/// where the mover's piece left its square and the opponent has since
+/// made his move: the mover's move was a capture the board never showed on
+/// its square (0 once completed), and the opponent's move completed it
+/// (Art. 6.2.1). The lines of such a capture and a reply whose squares
+/// were all seen changing that explain the board: one is read as made
+/// (the capture inferred), several are candidates for the arbiter, never
+/// an accusation (docs/design/reconstruction.md, the cost table). A reply
+/// that may be a piece sliding on is read only once it has stood the slide
+/// dwell ([`sliding_reply`], `slide.rs`).
+pub(super) fn unseen_capture_then_reply(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
+    if sensed.identifies_all() || game.is_over() {
+        return None;
+    }
+    let pos = game.position();
+    let since = game.basis(game.ply());
+    let touched = sensed.touched_since(since);
+    let vacated = pos.us() & !sensed.occupied() & touched;
+    if vacated.is_empty() {
+        return None;
+    }
+    let mut lines = Vec::new();
+    for m in pos.legal_moves() {
+        let (Some(from), true) = (m.from(), m.is_capture()) else {
+            continue;
+        };
+        if !vacated.contains(from)
+            || touched.contains(m.to())
+            || m.is_en_passant()
+            || m.promotion().is_some_and(|r| r != Role::Queen)
+        {
+            continue;
+        }
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        match explain(&after, sensed, since, 1) {
+            Explanation::Unique(reply) => lines.push(vec![m, reply[0]]),
+            // Several replies: the board cannot tell them apart yet.
+            Explanation::Ambiguous => return Some(Reading::Wait),
+            Explanation::None => {}
+        }
+    }
+    match lines.len() {
+        0 => None,
+        1 => Some(Reading::Moves(lines.remove(0))),
+        _ => Some(Reading::Ambiguous(lines)),
+    }
+}
+
+/// Whether the piece `m` moves could be on its way further: `m` ends on a
+/// square between its origin and the end of another legal move of it.
+fn may_slide_on(pos: &shakmaty::Chess, m: Move) -> bool {
+    let Some(from) = m.from() else {
+        return false;
+    };
+    !m.is_capture()
+        && pos.legal_moves().iter().any(|o| {
+            o.from() == Some(from) && shakmaty::attacks::between(from, o.to()).contains(m.to())
+        })
+}
+
+/// The square the reply of [`unseen_capture_then_reply`] put its piece on,
+/// when that reading is the only one and the piece may be sliding on.
+pub(super) fn sliding_reply(game: &Game, sensed: &SensedBoard) -> Option<shakmaty::Square> {
+    let Some(Reading::Moves(line)) = unseen_capture_then_reply(game, sensed) else {
+        return None;
+    };
+    let mut after = game.position().clone();
+    after.play_unchecked(line[0]);
+    may_slide_on(&after, line[1]).then(|| line[1].to())
 }
