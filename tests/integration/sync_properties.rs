@@ -1,21 +1,12 @@
 //! Issue 35, the guard as a property: for games of the corpus, seeds and
 //! board kinds of the simulator, a record that stopped short of the game
-//! is never `sync: ok` at the end, however the reading rules got there;
-//! and the same on the board-physics generator's styles and variants.
+//! is never `sync: ok` at the end, however the reading rules got there.
 
 use std::sync::OnceLock;
 
 use eboard::{
-    BoardEvent, Engine, EngineConfig, Hostile, Noise, SimOptions, SyncState,
-    pgn::ImportedGame,
-    replay::reported_games,
-    script::parse_script,
-    simulate,
-    simulate::{
-        Variant,
-        physics::{PHYSICS_STYLES, physics_game},
-    },
-    write_script,
+    BoardEvent, Engine, EngineConfig, Hostile, Noise, SimOptions, SyncState, pgn::ImportedGame,
+    replay::reported_games, script::parse_script, simulate, write_script,
 };
 use proptest::prelude::*;
 
@@ -66,27 +57,21 @@ fn options() -> impl Strategy<Value = SimOptions> {
 /// the record for that long, not of a move made a moment before the input
 /// ended.
 fn replayed(game: &ImportedGame, opts: &SimOptions) -> (Vec<shakmaty::Move>, SyncState) {
-    let events = simulate(std::slice::from_ref(game), opts);
-    settled(&write_script(&events), EngineConfig::default())
-}
-
-/// A script read to its end, then the board left standing as it was for
-/// longer than the displaced-pieces deadline (see [`replayed`]).
-fn settled(script: &str, config: EngineConfig) -> (Vec<shakmaty::Move>, SyncState) {
-    let mut events = parse_script("board.board", script).unwrap();
+    let mut events = simulate(std::slice::from_ref(game), opts);
     if events.last().is_some_and(|e| {
         matches!(
-            e.event.event,
+            e.event,
             BoardEvent::Resign(_) | BoardEvent::Draw | BoardEvent::Result(_)
         )
     }) {
         events.pop();
     }
+    let config = EngineConfig::default();
     let mut engine = Engine::new(config);
-    for e in &events {
+    for e in parse_script("sim.board", &write_script(&events)).unwrap() {
         engine.push(&e.event).unwrap();
     }
-    let last = events.last().map_or(0, |e| e.event.at);
+    let last = events.last().map_or(0, |e| e.at);
     engine.advance_to(last + 2 * config.displaced_ms + config.settle_ms);
     engine.finish();
     let moves = reported_games(&engine)[0]
@@ -104,13 +89,8 @@ fn settled(script: &str, config: EngineConfig) -> (Vec<shakmaty::Move>, SyncStat
 /// (no press, no opponent's lift, Art. 6.2.1). Waiting is right; no guard
 /// may call that board lost.
 fn last_capture_never_completed(game: &ImportedGame, opts: &SimOptions, recorded: usize) -> bool {
-    never_completed(game, opts.occupancy, opts.clock, recorded)
-}
-
-/// [`last_capture_never_completed`] for any generator's board.
-fn never_completed(game: &ImportedGame, occupancy: bool, clock: bool, recorded: usize) -> bool {
-    occupancy
-        && !clock
+    opts.occupancy
+        && !opts.clock
         && recorded + 1 == game.moves.len()
         && game.moves.last().is_some_and(|m| m.is_capture())
 }
@@ -239,41 +219,6 @@ proptest! {
         prop_assert!(game.moves.starts_with(&moves), "{:?}", opts);
         if moves.len() < game.moves.len() && !last_capture_never_completed(game, &opts, moves.len()) {
             prop_assert_ne!(sync, SyncState::Ok, "{} of {} plies, {:?}", moves.len(), game.moves.len(), opts);
-        }
-    }
-}
-
-proptest! {
-    // The second generator (issue 35, point 1): its own seed, fixed as
-    // above; each case is dearer (the generator's search), so fewer.
-    #![proptest_config(ProptestConfig {
-        cases: 12,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(0x0eb0_a4d1_0035_0002),
-        ..ProptestConfig::default()
-    })]
-
-    /// On the board-physics generator's streams too, in every style and
-    /// variant, a record that stopped short of the game is not `ok`: the
-    /// guard checks the engine's output against the board, whatever the
-    /// noise.
-    #[test]
-    fn on_the_physics_generators_boards_a_record_short_of_the_game_is_never_in_sync(
-        index in 0usize..438,
-        style in 0usize..PHYSICS_STYLES.len(),
-        variant in 0usize..4,
-        seed in any::<u64>(),
-    ) {
-        let Some(games) = corpus() else { return Ok(()) };
-        let game = &games[index % games.len()];
-        let (style, variant) = (&PHYSICS_STYLES[style], Variant::ALL[variant]);
-        // A game the generator's own search finds ambiguous is dropped.
-        let Some(made) = physics_game(game, style, variant, seed, index) else { return Ok(()) };
-        let (moves, sync) = settled(&made.script, style.engine(variant));
-        if moves.len() < game.moves.len()
-            && !never_completed(game, !variant.identity, variant.clock, moves.len())
-        {
-            prop_assert_ne!(sync, SyncState::Ok, "{} of {} plies, {} {:?} seed {}",
-                moves.len(), game.moves.len(), style.name, variant, seed);
         }
     }
 }
