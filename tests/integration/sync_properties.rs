@@ -5,8 +5,8 @@
 use std::sync::OnceLock;
 
 use eboard::{
-    BoardEvent, Engine, EngineConfig, Hostile, Noise, SimOptions, SyncState, pgn::ImportedGame,
-    replay::reported_games, script::parse_script, simulate, write_script,
+    BoardEvent, Engine, EngineConfig, Hostile, Noise, SimOptions, SyncState, TimedEvent,
+    pgn::ImportedGame, replay::reported_games, script::parse_script, simulate, write_script,
 };
 use proptest::prelude::*;
 
@@ -57,6 +57,12 @@ fn options() -> impl Strategy<Value = SimOptions> {
 /// the record for that long, not of a move made a moment before the input
 /// ended.
 fn replayed(game: &ImportedGame, opts: &SimOptions) -> (Vec<shakmaty::Move>, SyncState) {
+    replayed_events(simulated(game, opts))
+}
+
+/// The simulator's events for the game, the players' resignation or
+/// agreement left out (see [`replayed`]).
+fn simulated(game: &ImportedGame, opts: &SimOptions) -> Vec<TimedEvent> {
     let mut events = simulate(std::slice::from_ref(game), opts);
     if events.last().is_some_and(|e| {
         matches!(
@@ -66,6 +72,12 @@ fn replayed(game: &ImportedGame, opts: &SimOptions) -> (Vec<shakmaty::Move>, Syn
     }) {
         events.pop();
     }
+    events
+}
+
+/// The record and sync state after the events, then a wait longer than
+/// the displaced-pieces deadline (see [`replayed`]).
+fn replayed_events(events: Vec<TimedEvent>) -> (Vec<shakmaty::Move>, SyncState) {
     let config = EngineConfig::default();
     let mut engine = Engine::new(config);
     for e in parse_script("sim.board", &write_script(&events)).unwrap() {
@@ -220,5 +232,80 @@ proptest! {
         if moves.len() < game.moves.len() && !last_capture_never_completed(game, &opts, moves.len()) {
             prop_assert_ne!(sync, SyncState::Ok, "{} of {} plies, {:?}", moves.len(), game.moves.len(), opts);
         }
+    }
+}
+
+/// Which of the game's presses a stray press follows, and by whom.
+#[derive(Debug, Clone, Copy)]
+struct StrayPress {
+    /// After this share of the game's presses (per mille).
+    at: u16,
+    white: bool,
+}
+
+/// The events with one press that completes no move: a player's hand
+/// slips onto the clock while the board stands still, between a press and
+/// whatever comes next (the issue's frozen record began with one). Not
+/// during a move: a press while a piece stands on a square of its way
+/// completes the move made there (Art. 6.2.1), which is no stray press.
+fn with_stray_press(mut events: Vec<TimedEvent>, stray: StrayPress) -> Vec<TimedEvent> {
+    let presses: Vec<usize> = (0..events.len())
+        .filter(|&i| matches!(events[i].event, BoardEvent::Press(_)))
+        .collect();
+    let Some(&after) = presses.get(presses.len() * usize::from(stray.at) / 1000) else {
+        return events;
+    };
+    let from = events[after].at;
+    let to = events.get(after + 1).map_or(from + 2000, |e| e.at);
+    if to <= from + 1 {
+        return events;
+    }
+    let side = if stray.white {
+        shakmaty::Color::White
+    } else {
+        shakmaty::Color::Black
+    };
+    events.insert(
+        after + 1,
+        TimedEvent {
+            at: from + (to - from) / 2,
+            event: BoardEvent::Press(side),
+        },
+    );
+    events
+}
+
+proptest! {
+    // Issue 35's first frozen record, as a property: seeded as above.
+    #![proptest_config(ProptestConfig {
+        cases: 24,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x0eb0_a4d1_0035_0003),
+        ..ProptestConfig::default()
+    })]
+
+    /// A press that completes no move (Art. 6.2.1 needs a move made) is
+    /// only `clock_without_move`: the game's moves after it are all
+    /// recorded, in sync, on either kind of event board and whoever
+    /// pressed.
+    #[test]
+    fn a_stray_press_between_moves_costs_no_move(
+        index in 0usize..438,
+        occupancy in any::<bool>(),
+        at in 0u16..1000,
+        white in any::<bool>(),
+    ) {
+        let Some(games) = corpus() else { return Ok(()) };
+        let game = &games[index % games.len()];
+        let opts = SimOptions {
+            seed: index as u64,
+            occupancy,
+            clock: true,
+            noise: Noise::Human,
+            hostile: Hostile::default(),
+        };
+        let events = with_stray_press(simulated(game, &opts), StrayPress { at, white });
+        let (moves, sync) = replayed_events(events);
+        prop_assert_eq!(moves, game.moves.clone(), "{:?}, stray press {}", opts, at);
+        prop_assert_eq!(sync, SyncState::Ok);
     }
 }
