@@ -1,12 +1,21 @@
 //! Issue 35, the guard as a property: for games of the corpus, seeds and
-//! board kinds of the simulator, a record that stopped short of the game
-//! is never `sync: ok` at the end, however the reading rules got there.
+//! board kinds of both generators, the record is a prefix of the game, and
+//! one that stopped short of the game is never `sync: ok` at the end,
+//! however the reading rules got there.
 
 use std::sync::OnceLock;
 
 use eboard::{
     BoardEvent, Engine, EngineConfig, Hostile, Noise, SimOptions, SyncState, TimedEvent,
-    pgn::ImportedGame, replay::reported_games, script::parse_script, simulate, write_script,
+    pgn::ImportedGame,
+    replay::reported_games,
+    script::parse_script,
+    simulate,
+    simulate::{
+        Variant,
+        physics::{PHYSICS_STYLES, PhysicsStyle, physics_session},
+    },
+    write_script,
 };
 use proptest::prelude::*;
 
@@ -101,8 +110,19 @@ fn replayed_events(events: Vec<TimedEvent>) -> (Vec<shakmaty::Move>, SyncState) 
 /// (no press, no opponent's lift, Art. 6.2.1). Waiting is right; no guard
 /// may call that board lost.
 fn last_capture_never_completed(game: &ImportedGame, opts: &SimOptions, recorded: usize) -> bool {
-    opts.occupancy
-        && !opts.clock
+    last_capture_never_completed_on(opts.occupancy, opts.clock, game, recorded)
+}
+
+/// As [`last_capture_never_completed`], for a board that senses occupancy
+/// only or not, with a clock or not.
+fn last_capture_never_completed_on(
+    occupancy: bool,
+    clock: bool,
+    game: &ImportedGame,
+    recorded: usize,
+) -> bool {
+    occupancy
+        && !clock
         && recorded + 1 == game.moves.len()
         && game.moves.last().is_some_and(|m| m.is_capture())
 }
@@ -307,5 +327,63 @@ proptest! {
         let (moves, sync) = replayed_events(events);
         prop_assert_eq!(moves, game.moves.clone(), "{:?}, stray press {}", opts, at);
         prop_assert_eq!(sync, SyncState::Ok);
+    }
+}
+
+/// The record of a physics game and whether the board is said in sync at
+/// the end, after the board stood as it was left for longer than the
+/// displaced-pieces deadline (see [`replayed`]); `None` when the generator
+/// dropped the game as undecidable.
+fn replayed_physics(
+    game: &ImportedGame,
+    style: &PhysicsStyle,
+    variant: Variant,
+    seed: u64,
+) -> Option<(Vec<shakmaty::Move>, SyncState)> {
+    let script = physics_session(game, style, variant, seed, 0)?;
+    let config = style.engine(variant);
+    let mut engine = Engine::new(config);
+    let events = parse_script("physics.board", &script).unwrap();
+    for e in &events {
+        engine.push(&e.event).unwrap();
+    }
+    let last = events.last().map_or(0, |e| e.event.at);
+    engine.advance_to(last + 2 * config.displaced_ms + config.settle_ms);
+    engine.finish();
+    let games = reported_games(&engine);
+    let moves = games[0].moves().iter().map(|m| m.mv).collect();
+    Some((moves, engine.sync_state()))
+}
+
+proptest! {
+    // The second generator's board kinds, seeded as above.
+    #![proptest_config(ProptestConfig {
+        cases: 32,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x0eb0_a4d1_0035_0004),
+        ..ProptestConfig::default()
+    })]
+
+    /// On the physics generator's event boards (every style but the
+    /// scanning ones), the record is a prefix of the game, and one stopped
+    /// short is not `ok`.
+    #[test]
+    fn on_physics_event_boards_the_record_is_a_prefix_and_never_a_silent_freeze(
+        index in 0usize..438,
+        style in 0usize..6,
+        variant in 0usize..4,
+        seed in any::<u64>(),
+    ) {
+        let Some(games) = corpus() else { return Ok(()) };
+        let game = &games[index % games.len()];
+        let style = &PHYSICS_STYLES[style];
+        prop_assert!(!style.name.contains("scan"));
+        let variant = Variant::ALL[variant];
+        let Some((moves, sync)) = replayed_physics(game, style, variant, seed) else {
+            return Ok(());
+        };
+        prop_assert!(game.moves.starts_with(&moves), "{} {:?}", style.name, variant);
+        if moves.len() < game.moves.len() && !last_capture_never_completed_on(!variant.identity, variant.clock, game, moves.len()) {
+            prop_assert_ne!(sync, SyncState::Ok, "{} of {} plies, {} {:?}", moves.len(), game.moves.len(), style.name, variant);
+        }
     }
 }
