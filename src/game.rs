@@ -345,7 +345,7 @@ impl Game {
         pos.play_unchecked(mv);
         let check = pos.is_check();
         self.stuck = if check {
-            pos.legal_moves().is_empty()
+            crate::legal::legal_moves(&pos).is_empty()
         } else {
             !has_legal_move(&pos)
         };
@@ -519,7 +519,7 @@ fn has_legal_move(pos: &Chess) -> bool {
     quiet_piece_moves(pos)
         .take(4)
         .any(|m| quiet_move_is_legal(pos.board(), pos.turn(), m))
-        || !pos.legal_moves().is_empty()
+        || !crate::legal::legal_moves(pos).is_empty()
 }
 
 /// The identity of a position under Art. 9.2.2, as a Zobrist hash (en passant

@@ -190,7 +190,7 @@ fn steps_into_shuffle(pos: &Chess) -> bool {
             .take(TRIES)
     };
     first().next().is_some()
-        && pos.legal_moves().len() > 1
+        && crate::legal::legal_moves(pos).len() > 1
         && first().any(|e| {
             let after = played(board, e);
             quiet_piece_moves_on(&after, !us)
