@@ -87,12 +87,15 @@ pub enum Explanation {
 /// `sensed`, using only moves whose squares were all touched by events after
 /// sequence number `since` (when the board first showed `pos`).
 pub fn explain(pos: &Chess, sensed: &SensedBoard, since: u64, plies: usize) -> Explanation {
-    let touched = sensed.touched_since(since);
     // Every move changes at least two squares, and a capture removes one
     // piece: cheap tests that turn away most states with a piece in the hand.
     let before = pos.board().occupied().count();
     let after = sensed.occupied().count();
-    if touched.count() < 2 || after > before || before - after > plies {
+    if after > before || before - after > plies {
+        return Explanation::None;
+    }
+    let touched = sensed.touched_since(since);
+    if touched.count() < 2 {
         return Explanation::None;
     }
     let mut found: Vec<Vec<Move>> = Vec::new();
