@@ -426,7 +426,12 @@ impl Game {
     pub fn uci_moves(&self) -> Vec<String> {
         self.moves
             .iter()
-            .map(|m| UciMove::from_standard(m.mv).to_string())
+            .map(|m| {
+                // Straight into a string of its size, not through `Display`.
+                let mut text = String::with_capacity(5);
+                UciMove::from_standard(m.mv).append_to_string(&mut text);
+                text
+            })
             .collect()
     }
 
