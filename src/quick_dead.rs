@@ -37,13 +37,21 @@ use crate::winnability::{Verdict, can_checkmate_fast, neither_can_checkmate_fast
 /// same answer as [`is_dead_quick_reference`], usually without calling the
 /// solver.
 pub fn is_dead_quick(pos: &Chess) -> bool {
+    settled_without_the_solver(pos).unwrap_or_else(|| neither_can_checkmate_fast(pos))
+}
+
+/// [`is_dead_quick`]'s answer when it needs no solver: dead when neither
+/// side has mating material by the Laws, alive as far as the quick test
+/// knows when [`open_without_the_solver`]; `None` when only the solver
+/// can tell.
+pub fn settled_without_the_solver(pos: &Chess) -> Option<bool> {
     if pos.is_insufficient_material() {
-        return true;
+        Some(true)
+    } else if open_without_the_solver(pos) {
+        Some(false)
+    } else {
+        None
     }
-    if open_without_the_solver(pos) {
-        return false;
-    }
-    neither_can_checkmate_fast(pos)
 }
 
 /// Whether the position is left open without the solver: a side has
