@@ -22,8 +22,13 @@ pub fn legal_moves(pos: &Chess) -> Rc<MoveList> {
     let key = Key::of(pos);
     RECENT.with(|recent| {
         let mut recent = recent.borrow_mut();
-        if let Some((_, moves)) = recent.slots.iter().find(|(known, _)| *known == key) {
-            return Rc::clone(moves);
+        // The position asked about last first: it is nearly always asked
+        // about again.
+        let last = recent.last;
+        let order = (last..recent.slots.len()).chain(0..last);
+        if let Some(i) = order.into_iter().find(|&i| recent.slots[i].0 == key) {
+            recent.last = i;
+            return Rc::clone(&recent.slots[i].1);
         }
         let moves = Rc::new(pos.legal_moves());
         recent.remember(key, Rc::clone(&moves));
@@ -63,13 +68,17 @@ struct Recent {
     slots: Vec<(Key, Rc<MoveList>)>,
     /// The slot to replace next once all are used.
     next: usize,
+    /// The slot of the last position asked about.
+    last: usize,
 }
 
 impl Recent {
     fn remember(&mut self, key: Key, moves: Rc<MoveList>) {
         if self.slots.len() < SLOTS {
+            self.last = self.slots.len();
             self.slots.push((key, moves));
         } else {
+            self.last = self.next;
             self.slots[self.next] = (key, moves);
             self.next = (self.next + 1) % SLOTS;
         }

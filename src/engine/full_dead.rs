@@ -85,12 +85,24 @@ pub fn verdict_position(pos: &Chess) -> String {
 /// capture is legal. Two positions have the same key exactly when they
 /// have the same EPD, and the key costs no string: a replay compares and
 /// looks up tens of thousands of them.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct VerdictKey {
     board: Board,
     turn: Color,
     castling: Bitboard,
     ep: Option<Square>,
+}
+
+/// Hashes what tells nearly all positions apart (where the pieces stand,
+/// which are White's and which are pawns, the side to move) rather than
+/// every field: equal keys still hash alike, at a third of the bytes.
+impl std::hash::Hash for VerdictKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.board.occupied().0);
+        state.write_u64(self.board.white().0);
+        state.write_u64(self.board.pawns().0);
+        state.write_u8(self.turn as u8);
+    }
 }
 
 impl VerdictKey {
@@ -197,6 +209,12 @@ fn confirm_alive_given(
     // A stretch: a game and the number of illegal moves its record has
     // before the position; positions of one stretch lead to each other by
     // legal moves.
+    // Whether each game's record ends in a position known alive, asked
+    // once per game rather than once per position.
+    let ends_in_life: Vec<bool> = games
+        .iter()
+        .map(|record| record.termination() == Some(Termination::Checkmate) || ends_alive(record))
+        .collect();
     let stretch = |check: &DeadCheck| {
         let record = &games[check.game];
         let on_record = record
@@ -205,9 +223,7 @@ fn confirm_alive_given(
         on_record.then(|| {
             let illegal = |ply: usize| record.moves()[..ply].iter().filter(|m| m.illegal).count();
             let id = illegal(check.ply);
-            let mates = (record.termination() == Some(Termination::Checkmate)
-                || ends_alive(record))
-                && illegal(record.ply()) == id;
+            let mates = ends_in_life[check.game] && illegal(record.ply()) == id;
             (check.game, id, mates)
         })
     };
