@@ -255,7 +255,9 @@ fn search(
             let mut after = pos.clone();
             after.play_unchecked(m);
             if sensed.identities_agree(after.board()) {
-                let mut seq = path.clone();
+                // One allocation: a clone of `path` then a push grew it.
+                let mut seq = Vec::with_capacity(path.len() + 1);
+                seq.extend_from_slice(path);
                 seq.push(m);
                 found.push(seq);
             }
@@ -284,14 +286,14 @@ fn pick(found: Vec<Vec<Move>>) -> Explanation {
 /// that differ only in a promotion piece the sensors could not tell apart
 /// are one, read as the queen.
 pub(crate) fn distinct(lines: Vec<Vec<Move>>) -> Vec<Vec<Move>> {
-    let key = |line: &[Move]| -> Vec<(Option<Square>, Square, bool)> {
-        line.iter()
-            .map(|m| (m.from(), m.to(), m.is_castle()))
-            .collect()
+    // Compared move by move, without collecting keys.
+    let key = |m: &Move| (m.from(), m.to(), m.is_castle());
+    let same_way = |a: &[Move], b: &[Move]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| key(x) == key(y))
     };
-    let mut out: Vec<Vec<Move>> = Vec::new();
+    let mut out: Vec<Vec<Move>> = Vec::with_capacity(lines.len());
     for line in lines {
-        match out.iter_mut().find(|l| key(l) == key(&line)) {
+        match out.iter_mut().find(|l| same_way(l, &line)) {
             Some(kept) if queens(&line) > queens(kept) => *kept = line,
             Some(_) => {}
             None => out.push(line),

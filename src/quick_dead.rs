@@ -257,7 +257,7 @@ pub(crate) fn quiet_move_is_legal(board: &Board, us: Color, m: Move) -> bool {
     let piece = role.of(us);
     let occupied = board.occupied();
     if role == Role::Pawn
-        || board.piece_at(from) != Some(piece)
+        || !board.by_piece(piece).contains(from)
         || occupied.contains(to)
         || !attacks::attacks(from, piece, occupied).contains(to)
     {
