@@ -4,7 +4,7 @@
 #
 #   benches/same_verdicts.sh /tmp/eboard-main target/release/eboard
 #
-# Exits non-zero at the first difference. Needs ../shared/corpus.
+# Exits non-zero if any output differs. Needs ../shared/corpus.
 set -eu
 before=$1
 after=$2
@@ -31,4 +31,21 @@ for script in "$dir"/*.board; do
         fi
     done
 done
+# The pinned scripts of tests/scripts: each shows one rule (dead positions
+# the quick test proves with the solver or only the full analysis does,
+# flag falls and resignations against mating material, ...), the verdict
+# paths the corpus scripts may not reach.
+pinned=0
+for script in "$(dirname "$0")"/../tests/scripts/*.board; do
+    for format in --json ""; do
+        "$before" replay $format "$script" >"$dir/pinned.before" 2>&1 || true
+        "$after" replay $format "$script" >"$dir/pinned.after" 2>&1 || true
+        if ! cmp -s "$dir/pinned.before" "$dir/pinned.after"; then
+            echo "DIFFERENT: $(basename "$script") ${format:-pgn}"
+            status=1
+        fi
+    done
+    pinned=$((pinned + 1))
+done
+echo "compared: $pinned scripts of tests/scripts, --json and pgn"
 exit $status

@@ -345,7 +345,7 @@ impl Game {
         pos.play_unchecked(mv);
         let check = pos.is_check();
         self.stuck = if check {
-            pos.legal_moves().is_empty()
+            crate::legal::legal_moves(&pos).is_empty()
         } else {
             !has_legal_move(&pos)
         };
@@ -426,7 +426,12 @@ impl Game {
     pub fn uci_moves(&self) -> Vec<String> {
         self.moves
             .iter()
-            .map(|m| UciMove::from_standard(m.mv).to_string())
+            .map(|m| {
+                // Straight into a string of its size, not through `Display`.
+                let mut text = String::with_capacity(5);
+                UciMove::from_standard(m.mv).append_to_string(&mut text);
+                text
+            })
             .collect()
     }
 
@@ -519,7 +524,7 @@ fn has_legal_move(pos: &Chess) -> bool {
     quiet_piece_moves(pos)
         .take(4)
         .any(|m| quiet_move_is_legal(pos.board(), pos.turn(), m))
-        || !pos.legal_moves().is_empty()
+        || !crate::legal::legal_moves(pos).is_empty()
 }
 
 /// The identity of a position under Art. 9.2.2, as a Zobrist hash (en passant

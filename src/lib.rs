@@ -22,6 +22,7 @@ pub mod failsafe;
 pub mod files;
 pub mod game;
 pub mod init;
+pub mod legal;
 pub mod matcher;
 pub mod pairings;
 pub mod pgn;

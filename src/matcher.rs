@@ -87,12 +87,15 @@ pub enum Explanation {
 /// `sensed`, using only moves whose squares were all touched by events after
 /// sequence number `since` (when the board first showed `pos`).
 pub fn explain(pos: &Chess, sensed: &SensedBoard, since: u64, plies: usize) -> Explanation {
-    let touched = sensed.touched_since(since);
     // Every move changes at least two squares, and a capture removes one
     // piece: cheap tests that turn away most states with a piece in the hand.
     let before = pos.board().occupied().count();
     let after = sensed.occupied().count();
-    if touched.count() < 2 || after > before || before - after > plies {
+    if after > before || before - after > plies {
+        return Explanation::None;
+    }
+    let touched = sensed.touched_since(since);
+    if touched.count() < 2 {
         return Explanation::None;
     }
     let mut found: Vec<Vec<Move>> = Vec::new();
@@ -252,7 +255,9 @@ fn search(
             let mut after = pos.clone();
             after.play_unchecked(m);
             if sensed.identities_agree(after.board()) {
-                let mut seq = path.clone();
+                // One allocation: a clone of `path` then a push grew it.
+                let mut seq = Vec::with_capacity(path.len() + 1);
+                seq.extend_from_slice(path);
                 seq.push(m);
                 found.push(seq);
             }
@@ -281,14 +286,14 @@ fn pick(found: Vec<Vec<Move>>) -> Explanation {
 /// that differ only in a promotion piece the sensors could not tell apart
 /// are one, read as the queen.
 pub(crate) fn distinct(lines: Vec<Vec<Move>>) -> Vec<Vec<Move>> {
-    let key = |line: &[Move]| -> Vec<(Option<Square>, Square, bool)> {
-        line.iter()
-            .map(|m| (m.from(), m.to(), m.is_castle()))
-            .collect()
+    // Compared move by move, without collecting keys.
+    let key = |m: &Move| (m.from(), m.to(), m.is_castle());
+    let same_way = |a: &[Move], b: &[Move]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| key(x) == key(y))
     };
-    let mut out: Vec<Vec<Move>> = Vec::new();
+    let mut out: Vec<Vec<Move>> = Vec::with_capacity(lines.len());
     for line in lines {
-        match out.iter_mut().find(|l| key(l) == key(&line)) {
+        match out.iter_mut().find(|l| same_way(l, &line)) {
             Some(kept) if queens(&line) > queens(kept) => *kept = line,
             Some(_) => {}
             None => out.push(line),

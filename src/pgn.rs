@@ -5,7 +5,7 @@
 //! appended game after game to one file that every PGN tool reads. The reader
 //! is built on `pgn-reader` and turns each game into legal [`Move`]s.
 
-use std::{io, ops::ControlFlow};
+use std::{fmt::Write as _, io, ops::ControlFlow};
 
 use pgn_reader::{RawComment, RawTag, Reader, Visitor};
 use shakmaty::{
@@ -150,11 +150,20 @@ fn movetext_tokens(game: &PgnGame) -> Vec<String> {
     // movetext says which move it belongs to: at the start and after a comment.
     let mut need_number = true;
     for m in &game.moves {
+        // The SAN straight into a token of its size, not through `Display`
+        // (character by character into a growing string).
+        let mut token = String::with_capacity(16);
         match turn {
-            Color::White => tokens.push(format!("{number}. {}", m.san)),
-            Color::Black if need_number => tokens.push(format!("{number}... {}", m.san)),
-            Color::Black => tokens.push(m.san.to_string()),
+            Color::White => {
+                let _ = write!(token, "{number}. ");
+            }
+            Color::Black if need_number => {
+                let _ = write!(token, "{number}... ");
+            }
+            Color::Black => {}
         }
+        m.san.append_to_string(&mut token);
+        tokens.push(token);
         need_number = false;
         if let Some(clock) = m.clock {
             tokens.push(format!("{{[%clk {}]}}", format_clock(clock)));
@@ -210,7 +219,8 @@ fn push_comment(tokens: &mut Vec<String>, comment: &str) -> bool {
 /// Joins tokens with spaces into lines of at most [`MAX_LINE`] columns (a
 /// token longer than that gets a line of its own), ending with a line break.
 fn wrap(tokens: &[String]) -> String {
-    let mut out = String::new();
+    // Each token and the space or line break after it.
+    let mut out = String::with_capacity(tokens.iter().map(|t| t.len() + 1).sum());
     let mut column = 0;
     for token in tokens {
         let width = token.chars().count();

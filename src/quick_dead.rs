@@ -37,13 +37,21 @@ use crate::winnability::{Verdict, can_checkmate_fast, neither_can_checkmate_fast
 /// same answer as [`is_dead_quick_reference`], usually without calling the
 /// solver.
 pub fn is_dead_quick(pos: &Chess) -> bool {
+    settled_without_the_solver(pos).unwrap_or_else(|| neither_can_checkmate_fast(pos))
+}
+
+/// [`is_dead_quick`]'s answer when it needs no solver: dead when neither
+/// side has mating material by the Laws, alive as far as the quick test
+/// knows when [`open_without_the_solver`]; `None` when only the solver
+/// can tell.
+pub fn settled_without_the_solver(pos: &Chess) -> Option<bool> {
     if pos.is_insufficient_material() {
-        return true;
+        Some(true)
+    } else if open_without_the_solver(pos) {
+        Some(false)
+    } else {
+        None
     }
-    if open_without_the_solver(pos) {
-        return false;
-    }
-    neither_can_checkmate_fast(pos)
 }
 
 /// Whether the position is left open without the solver: a side has
@@ -190,7 +198,7 @@ fn steps_into_shuffle(pos: &Chess) -> bool {
             .take(TRIES)
     };
     first().next().is_some()
-        && pos.legal_moves().len() > 1
+        && crate::legal::legal_moves(pos).len() > 1
         && first().any(|e| {
             let after = played(board, e);
             quiet_piece_moves_on(&after, !us)
@@ -249,7 +257,7 @@ pub(crate) fn quiet_move_is_legal(board: &Board, us: Color, m: Move) -> bool {
     let piece = role.of(us);
     let occupied = board.occupied();
     if role == Role::Pawn
-        || board.piece_at(from) != Some(piece)
+        || !board.by_piece(piece).contains(from)
         || occupied.contains(to)
         || !attacks::attacks(from, piece, occupied).contains(to)
     {

@@ -197,11 +197,20 @@ pub fn game_reports(engine: &Engine) -> Vec<GameReport> {
         .collect()
 }
 
+/// A move's SAN as text, written straight into a string of its size
+/// (through `Display` it went character by character into a string that
+/// grew twice).
+fn san_text(san: shakmaty::san::SanPlus) -> String {
+    let mut text = String::with_capacity(8);
+    san.append_to_string(&mut text);
+    text
+}
+
 impl GameReport {
     /// The report of a game.
     pub fn new(game: &Game) -> GameReport {
         GameReport {
-            moves: game.moves().iter().map(|m| m.san.to_string()).collect(),
+            moves: game.moves().iter().map(|m| san_text(m.san)).collect(),
             uci: game.uci_moves(),
             result: game.outcome().as_str(),
             termination: game.termination().map(|t| t.as_str()),

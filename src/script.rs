@@ -57,7 +57,10 @@ pub struct ScriptLine {
 /// Parses a whole script. Either every line is good or nothing is returned,
 /// so a bad script is never half applied.
 pub fn parse_script(file: &str, text: &str) -> Result<Vec<ScriptLine>, ScriptError> {
-    let mut out = Vec::new();
+    // One event a line at most: sized once, where growing it copied every
+    // line parsed so far again and again.
+    let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
+    let mut out = Vec::with_capacity(lines);
     let mut last: Option<Millis> = None;
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
@@ -105,10 +108,14 @@ pub fn parse_script(file: &str, text: &str) -> Result<Vec<ScriptLine>, ScriptErr
 
 fn strip_comment(line: &str) -> &str {
     let bytes = line.as_bytes();
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'#' && (i == 0 || bytes[i - 1].is_ascii_whitespace()) {
+    // From one '#' to the next (a search by memchr), not byte by byte:
+    // nearly every line has none.
+    let mut from = 0;
+    while let Some(i) = line[from..].find('#').map(|i| from + i) {
+        if i == 0 || bytes[i - 1].is_ascii_whitespace() {
             return &line[..i];
         }
+        from = i + 1;
     }
     line
 }
@@ -117,6 +124,27 @@ fn strip_comment(line: &str) -> &str {
 pub fn parse_event(text: &str) -> Result<BoardEvent, String> {
     let mut words = text.split_whitespace();
     let verb = words.next().ok_or("expected an event")?;
+    // The events of nearly every line of a script, read without collecting
+    // the words into a vector (the same checks in the same order).
+    match verb {
+        "lift" => {
+            return match (words.next(), words.next()) {
+                (Some(square), None) => Ok(BoardEvent::Lift(parse_square(square)?)),
+                _ => Err("expected 'lift <square>'".to_owned()),
+            };
+        }
+        "place" => {
+            return match (words.next(), words.next(), words.next()) {
+                (Some(square), piece, None) => {
+                    let sq = parse_square(square)?;
+                    let piece = piece.map(parse_piece).transpose()?;
+                    Ok(BoardEvent::Place(sq, piece))
+                }
+                _ => Err("expected 'place <square> [<piece>]'".to_owned()),
+            };
+        }
+        _ => {}
+    }
     let args: Vec<&str> = words.collect();
     let arity = |min: usize, max: usize, usage: &str| -> Result<(), String> {
         if args.len() < min || args.len() > max {
@@ -127,16 +155,6 @@ pub fn parse_event(text: &str) -> Result<BoardEvent, String> {
     };
     match verb {
         "setup" => parse_setup(&args),
-        "lift" => {
-            arity(1, 1, "lift <square>")?;
-            Ok(BoardEvent::Lift(parse_square(args[0])?))
-        }
-        "place" => {
-            arity(1, 2, "place <square> [<piece>]")?;
-            let sq = parse_square(args[0])?;
-            let piece = args.get(1).map(|p| parse_piece(p)).transpose()?;
-            Ok(BoardEvent::Place(sq, piece))
-        }
         "board" => {
             arity(1, 1, "board <FEN placement, x for an occupied square>")?;
             Ok(BoardEvent::Board(Box::new(parse_scan(args[0])?)))
@@ -450,6 +468,50 @@ mod tests {
         ] {
             assert!(one(bad).is_err(), "{bad}");
         }
+    }
+
+    /// Lifts and places are read on a path of their own (issue 38): the
+    /// same events and the same messages as every other verb's checks.
+    #[test]
+    fn lift_and_place_say_what_is_wrong() {
+        assert_eq!(one("lift  e2 "), Ok(BoardEvent::Lift(Square::E2)));
+        assert_eq!(
+            one("place e4 n"),
+            Ok(BoardEvent::Place(Square::E4, Some(Color::Black.knight())))
+        );
+        assert_eq!(one("place\te4"), Ok(BoardEvent::Place(Square::E4, None)));
+        for (bad, message) in [
+            ("lift", "expected 'lift <square>'"),
+            ("lift e2 e4", "expected 'lift <square>'"),
+            ("lift e9", "expected a square a1..h8, found 'e9'"),
+            ("place", "expected 'place <square> [<piece>]'"),
+            ("place e4 P x", "expected 'place <square> [<piece>]'"),
+            ("place i4 Z", "expected a square a1..h8, found 'i4'"),
+            (
+                "place e4 Z",
+                "expected a piece letter PNBRQK (White) or pnbrqk (Black), found 'Z'",
+            ),
+        ] {
+            assert_eq!(one(bad), Err(message.to_owned()), "{bad}");
+        }
+    }
+
+    /// A `#` starts a comment only at the start of a line or after white
+    /// space: inside a word it is text.
+    #[test]
+    fn a_hash_inside_a_word_is_no_comment() {
+        let s = "tag Opening Sicilian#2 and#3 # a note\n#lift e2\nlift e7#x # a note\n";
+        let lines = parse_script("t.board", s).unwrap_err();
+        // `e7#x` is no square: the comment did not start inside it.
+        assert_eq!(lines.line, 3);
+        assert!(lines.message.contains("'e7#x'"), "{}", lines.message);
+        let lines = parse_script("t.board", &s.replace("e7#x", "e7")).unwrap();
+        assert_eq!(
+            lines[0].event.event,
+            BoardEvent::Tag("Opening".into(), "Sicilian#2 and#3".into())
+        );
+        assert_eq!(lines[1].event.event, BoardEvent::Lift(Square::E7));
+        assert_eq!(lines.len(), 2);
     }
 
     #[test]

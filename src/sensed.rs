@@ -1,5 +1,7 @@
 //! What the board's sensors show now, and when each square last changed.
 
+use std::cell::Cell;
+
 use shakmaty::{Bitboard, Board, Piece, Position, Role, Square};
 
 use crate::event::{Scan, Sensed};
@@ -27,6 +29,10 @@ pub struct SensedBoard {
     /// event `unseen_at` (a scan, a dump after an outage) showed them.
     unseen: Bitboard,
     unseen_at: u64,
+    /// The last answer of [`SensedBoard::touched_since`] and the `since`
+    /// it was for, until the stamps change: a reader asks the same
+    /// question for one, two and three moves from the same position.
+    touched_memo: Cell<Option<(u64, Bitboard)>>,
 }
 
 impl SensedBoard {
@@ -43,6 +49,7 @@ impl SensedBoard {
             before_place: [(0, 0); 64],
             unseen: Bitboard::EMPTY,
             unseen_at: 0,
+            touched_memo: Cell::new(None),
         }
     }
 
@@ -61,6 +68,7 @@ impl SensedBoard {
         let i = sq.to_usize();
         self.before_lift[i] = (self.last_place[i], self.last_lift[i]);
         self.last_lift[i] = seq;
+        self.touched_memo.set(None);
         let changed = self.occupied.contains(sq);
         self.occupied.discard(sq);
         self.identified.discard(sq);
@@ -74,6 +82,7 @@ impl SensedBoard {
         let i = sq.to_usize();
         self.before_place[i] = (self.last_place[i], self.last_lift[i]);
         self.last_place[i] = seq;
+        self.touched_memo.set(None);
         let changed =
             !self.occupied.contains(sq) || (piece.is_some() && self.piece_at(sq) != piece);
         self.occupied.add(sq);
@@ -93,6 +102,7 @@ impl SensedBoard {
     pub fn forget_blip(&mut self, sq: Square) {
         let i = sq.to_usize();
         (self.last_place[i], self.last_lift[i]) = self.before_lift[i];
+        self.touched_memo.set(None);
     }
 
     /// An empty square `sq` read full and empty again before the state
@@ -102,6 +112,7 @@ impl SensedBoard {
     pub fn forget_phantom(&mut self, sq: Square) {
         let i = sq.to_usize();
         (self.last_place[i], self.last_lift[i]) = self.before_place[i];
+        self.touched_memo.set(None);
     }
 
     /// These sensors with every square of `squares` that still reads
@@ -114,6 +125,7 @@ impl SensedBoard {
             let i = sq.to_usize();
             seen.last_place[i] = seen.last_place[i].max(seq);
         }
+        seen.touched_memo.set(None);
         seen.unseen = squares & self.occupied;
         seen.unseen_at = seq;
         seen
@@ -161,13 +173,20 @@ impl SensedBoard {
     /// touches, scanned back to `since` at every settled state, made a long
     /// move quadratic).
     pub fn touched_since(&self, since: u64) -> Bitboard {
-        Square::ALL
-            .into_iter()
-            .filter(|sq| {
-                let i = sq.to_usize();
-                self.last_lift[i].max(self.last_place[i]) > since
-            })
-            .collect()
+        if let Some((asked, touched)) = self.touched_memo.get()
+            && asked == since
+        {
+            return touched;
+        }
+        // Bit by bit (bit i is square i), with no branch per square.
+        let mut touched = 0u64;
+        for i in 0..64 {
+            let hit = (self.last_lift[i] > since) | (self.last_place[i] > since);
+            touched |= u64::from(hit) << i;
+        }
+        let touched = Bitboard(touched);
+        self.touched_memo.set(Some((since, touched)));
+        touched
     }
 
     /// The sequence number of the last event that put a piece on `sq`.
@@ -314,5 +333,43 @@ mod tests {
         assert_eq!(s.touched_since(5), bb(&[Square::E4, Square::G1]));
         assert_eq!(s.touched_since(7), bb(&[Square::G1]));
         assert_eq!(s.touched_since(8), Bitboard::EMPTY);
+    }
+
+    /// The answer is remembered for the next question with the same
+    /// `since`: every change of the stamps must be seen in the next one.
+    #[test]
+    fn touched_since_follows_every_change() {
+        let mut s = SensedBoard::showing(&Board::default());
+        let bb = |sqs: &[Square]| sqs.iter().copied().collect::<Bitboard>();
+        assert_eq!(s.touched_since(0), Bitboard::EMPTY);
+        s.lift(Square::E2, 1);
+        assert_eq!(s.touched_since(0), bb(&[Square::E2]));
+        s.place(Square::E4, None, 2);
+        assert_eq!(s.touched_since(0), bb(&[Square::E2, Square::E4]));
+        // A blip on d2 (lifted and put back) is forgotten as a touch.
+        s.lift(Square::D2, 3);
+        assert_eq!(
+            s.touched_since(0),
+            bb(&[Square::E2, Square::E4, Square::D2])
+        );
+        s.place(Square::D2, None, 4);
+        s.forget_blip(Square::D2);
+        assert_eq!(s.touched_since(0), bb(&[Square::E2, Square::E4]));
+        // A phantom on e5 (read full, then empty) is forgotten too.
+        s.place(Square::E5, None, 5);
+        assert_eq!(
+            s.touched_since(0),
+            bb(&[Square::E2, Square::E4, Square::E5])
+        );
+        s.lift(Square::E5, 6);
+        s.forget_phantom(Square::E5);
+        assert_eq!(s.touched_since(0), bb(&[Square::E2, Square::E4]));
+        // A dump's copy counts g1 as touched; the sensors do not.
+        let seen = s.changed_unseen(bb(&[Square::G1, Square::E3]), 7);
+        assert_eq!(
+            seen.touched_since(0),
+            bb(&[Square::E2, Square::E4, Square::G1])
+        );
+        assert_eq!(s.touched_since(0), bb(&[Square::E2, Square::E4]));
     }
 }

@@ -28,6 +28,15 @@ pub fn is_dead_fast(pos: &Chess) -> bool {
 /// position (5.2.2), the fifth occurrence of a position (9.6.1) and 75
 /// moves without pawn move or capture (9.6.2).
 pub fn automatic_ending(game: &Game, rules: Rules) -> Option<(Outcome, Termination)> {
+    automatic_ending_by(game, rules, is_dead_fast)
+}
+
+/// [`automatic_ending`] with `dead` as the quick dead-position test.
+pub(super) fn automatic_ending_by(
+    game: &Game,
+    rules: Rules,
+    dead: impl FnOnce(&Chess) -> bool,
+) -> Option<(Outcome, Termination)> {
     let pos = game.position();
     if game.no_legal_moves() {
         Some(if pos.is_check() {
@@ -35,7 +44,7 @@ pub fn automatic_ending(game: &Game, rules: Rules) -> Option<(Outcome, Terminati
         } else {
             (draw(), Termination::Stalemate)
         })
-    } else if is_dead_fast(pos) {
+    } else if dead(pos) {
         Some((draw(), Termination::DeadPosition))
     } else if rules.automatic_draws() && game.repetitions() >= 5 {
         Some((draw(), Termination::FivefoldRepetition))
@@ -51,7 +60,7 @@ impl Engine {
     /// otherwise tells the arbiter when a draw may be claimed (Art. 9.2,
     /// 9.3).
     pub(super) fn check_game_over(&mut self, at: Millis) {
-        if let Some((outcome, termination)) = automatic_ending(self.game(), self.config.rules()) {
+        if let Some((outcome, termination)) = self.automatic_ending_now() {
             // A move that ends the game is completed by that (Art. 6.2.1.1).
             self.complete_all(at);
             self.end_game(outcome, termination, at);

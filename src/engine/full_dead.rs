@@ -27,7 +27,7 @@ use crate::{
     alert::AlertKind,
     event::{Millis, side_name},
     game::{Termination, draw, win},
-    quick_dead::leads_back,
+    quick_dead::{leads_back, settled_without_the_solver},
     winnability::{Budget, Verdict, is_dead, mate_verdict},
 };
 
@@ -85,12 +85,24 @@ pub fn verdict_position(pos: &Chess) -> String {
 /// capture is legal. Two positions have the same key exactly when they
 /// have the same EPD, and the key costs no string: a replay compares and
 /// looks up tens of thousands of them.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct VerdictKey {
     board: Board,
     turn: Color,
     castling: Bitboard,
     ep: Option<Square>,
+}
+
+/// Hashes what tells nearly all positions apart (where the pieces stand,
+/// which are White's and which are pawns, the side to move) rather than
+/// every field: equal keys still hash alike, at a third of the bytes.
+impl std::hash::Hash for VerdictKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.board.occupied().0);
+        state.write_u64(self.board.white().0);
+        state.write_u64(self.board.pawns().0);
+        state.write_u8(self.turn as u8);
+    }
 }
 
 impl VerdictKey {
@@ -197,6 +209,12 @@ fn confirm_alive_given(
     // A stretch: a game and the number of illegal moves its record has
     // before the position; positions of one stretch lead to each other by
     // legal moves.
+    // Whether each game's record ends in a position known alive, asked
+    // once per game rather than once per position.
+    let ends_in_life: Vec<bool> = games
+        .iter()
+        .map(|record| record.termination() == Some(Termination::Checkmate) || ends_alive(record))
+        .collect();
     let stretch = |check: &DeadCheck| {
         let record = &games[check.game];
         let on_record = record
@@ -205,9 +223,7 @@ fn confirm_alive_given(
         on_record.then(|| {
             let illegal = |ply: usize| record.moves()[..ply].iter().filter(|m| m.illegal).count();
             let id = illegal(check.ply);
-            let mates = (record.termination() == Some(Termination::Checkmate)
-                || ends_alive(record))
-                && illegal(record.ply()) == id;
+            let mates = ends_in_life[check.game] && illegal(record.ply()) == id;
             (check.game, id, mates)
         })
     };
@@ -399,6 +415,33 @@ impl Engine {
     /// analyses run in line again from now on.
     pub fn take_assumed_alive(&mut self) -> Vec<DeadCheck> {
         self.inline_verdicts.assumed.take().unwrap_or_default()
+    }
+
+    /// [`super::automatic_ending`] of the current game. In a replay's first
+    /// reading, a position the quick test cannot settle without the solver
+    /// (the blocked pawn endings of real games) is taken as alive and
+    /// listed with the others, for [`confirm_alive`]: the quick test only
+    /// calls dead what is dead (it proves it), so a position its game went
+    /// on from to an alive one, or to mate, is one it leaves open, and the
+    /// first reading is the reading in line. A position that may be dead
+    /// means a second reading, where the quick test runs in line.
+    pub(super) fn automatic_ending_now(&mut self) -> Option<(shakmaty::Outcome, Termination)> {
+        let game = self.game_index();
+        let record = &self.games[game];
+        let rules = self.config.rules();
+        let Some(assumed) = &mut self.inline_verdicts.assumed else {
+            return super::automatic_ending(record, rules);
+        };
+        super::endings::automatic_ending_by(record, rules, |pos| {
+            settled_without_the_solver(pos).unwrap_or_else(|| {
+                assumed.push(DeadCheck {
+                    game,
+                    ply: record.ply(),
+                    position: pos.clone(),
+                });
+                false
+            })
+        })
     }
 
     /// Ends a replay's first reading ([`Engine::take_assumed_alive`]) and
@@ -733,11 +776,33 @@ mod tests {
         ));
         assert_eq!(e.games()[0].ply(), 2, "nothing analysed in line");
         let assumed = e.take_assumed_alive();
-        assert_eq!(assumed.iter().map(|c| c.ply).collect::<Vec<_>>(), [1]);
+        // After g5: the quick test's solver fallback, then the full
+        // analysis; after Ke8 the quick test's again (a king move that can
+        // be undone inherits g5's full verdict).
+        assert_eq!(assumed.iter().map(|c| c.ply).collect::<Vec<_>>(), [1, 1, 2]);
         assert_eq!(
             confirm_alive(e.games(), &assumed),
-            Confirmation::Unsure(vec![(assumed[0].key(), Some(Verdict::Yes))])
+            Confirmation::Unsure(vec![(assumed[2].key(), Some(Verdict::Yes))])
         );
+    }
+
+    /// Issue 38: a position that the quick test proves dead, but only
+    /// with the solver, is taken as alive in a replay's first reading;
+    /// the confirmation finds its game dead, and the second reading ends
+    /// the game there, as reading in line does. Dead: every pawn blocked,
+    /// the bishops on one colour (labelled "--" in CHA's test vectors).
+    #[test]
+    fn a_replay_ends_a_game_the_quick_test_proves_dead_with_the_solver() {
+        let script = "setup 2b2k2/8/8/1p1p1p1p/1P1P1P1P/8/8/2B1K3 b - - 0 1\nlift f8\nplace e8\nlift e1\nplace d1\n";
+        let mut first = first_reading(script);
+        assert_eq!(first.games()[0].ply(), 2, "taken as alive");
+        assert!(matches!(
+            first.confirm_first_reading(),
+            Confirmation::Unsure(_)
+        ));
+        let e = crate::replay::replay_script("t", script, EngineConfig::default()).unwrap();
+        assert_eq!(e.games()[0].ply(), 1);
+        assert_eq!(e.games()[0].termination(), Some(Termination::DeadPosition));
     }
 
     /// Issue 38: a game whose last position is known alive (the winner of

@@ -173,7 +173,7 @@ impl Engine {
 
 /// Whether the sensors show the position after one legal move from `pos`.
 fn one_move_on(pos: &shakmaty::Chess, sensed: &crate::sensed::SensedBoard) -> bool {
-    pos.legal_moves().iter().any(|&m| {
+    crate::legal::legal_moves(pos).iter().any(|&m| {
         // Only a move that leaves the squares the sensors read occupied
         // can show; the others are not played.
         if occupancy_after(pos.board().occupied(), m, pos.turn()) != sensed.occupied() {

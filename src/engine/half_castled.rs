@@ -35,8 +35,7 @@ impl Engine {
             return false;
         };
         let castles = last.completed_at.is_none()
-            && before
-                .legal_moves()
+            && crate::legal::legal_moves(before)
                 .iter()
                 .any(|&c| c.is_castle() && same_move_in_hand(last.mv, c));
         let record = game.position().board().occupied();

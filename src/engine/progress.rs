@@ -48,7 +48,7 @@ fn en_passant_in_progress(
     // Without an en passant square no en passant move is legal: the legal
     // moves are not generated for nothing.
     pos.maybe_ep_square().is_some()
-        && pos.legal_moves().iter().any(|m| match *m {
+        && crate::legal::legal_moves(pos).iter().any(|m| match *m {
             Move::EnPassant { from, to } => {
                 removed == Bitboard::from_square(from)
                     && added == Bitboard::from_square(to)
@@ -69,7 +69,7 @@ pub fn move_then_in_progress(pos: &Chess, sensed: &SensedBoard) -> Option<Move> 
         return None;
     }
     let mut found = None;
-    for m in pos.legal_moves() {
+    for &m in crate::legal::legal_moves(pos).iter() {
         let mut after = pos.clone();
         after.play_unchecked(m);
         let board = after.board();
@@ -117,11 +117,10 @@ pub fn hand_in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
     let own = pos.board().by_color(pos.turn()) & !sensed.occupied();
     match own.count() {
         0 => true,
-        1 => pos
-            .legal_moves()
+        1 => crate::legal::legal_moves(pos)
             .iter()
             .any(|m| m.from().is_some_and(|from| own.contains(from))),
-        _ => pos.legal_moves().iter().any(|m| match *m {
+        _ => crate::legal::legal_moves(pos).iter().any(|m| match *m {
             Move::Castle { king, rook } => {
                 own == Bitboard::from_square(king) | Bitboard::from_square(rook)
             }
@@ -134,7 +133,7 @@ pub fn hand_in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
 /// square of `on` (en passant included), from one of the squares `lifted`
 /// when there are any.
 fn can_be_captured(pos: &Chess, on: Bitboard, lifted: Bitboard) -> bool {
-    pos.legal_moves().iter().any(|m| match *m {
+    crate::legal::legal_moves(pos).iter().any(|m| match *m {
         _ if lifted.any() && !m.from().is_some_and(|from| lifted.contains(from)) => false,
         Move::EnPassant { from, to } => {
             on.contains(shakmaty::Square::from_coords(to.file(), from.rank()))
@@ -164,7 +163,7 @@ fn castling_in_progress(
 ) -> bool {
     // Without a castling right no castling is legal.
     pos.castles().has_color(pos.turn())
-        && pos.legal_moves().iter().any(|m| {
+        && crate::legal::legal_moves(pos).iter().any(|m| {
             let Move::Castle { king, rook } = *m else {
                 return false;
             };

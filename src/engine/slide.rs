@@ -116,7 +116,7 @@ impl Engine {
             return None;
         }
         let (at, _) = self.placed[to.to_usize()]?;
-        let goes_on = pos.legal_moves().iter().any(|&m| {
+        let goes_on = crate::legal::legal_moves(pos).iter().any(|&m| {
             target(m, from, pos.turn()).is_some_and(|end| {
                 attacks::between(from, end).contains(to) && (off.is_empty() || off.contains(end))
             })
