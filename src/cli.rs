@@ -227,8 +227,6 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// `eboard replay`: a script or a capture through the engine, the games
-/// out as PGN or JSON lines.
 /// A replay is a batch of a second or so: memory it frees is kept for
 /// its next allocations rather than given back to the system at once.
 /// With glibc's defaults the solver's tables, allocated and freed for
@@ -247,6 +245,8 @@ fn keep_freed_memory() {
     }
 }
 
+/// `eboard replay`: a script or a capture through the engine, the games
+/// out as PGN or JSON lines.
 fn replay(
     file: &std::path::PathBuf,
     format: crate::transport::capture::ReplayFormat,
