@@ -171,6 +171,10 @@ impl Engine {
         if listed && self.hypotheses.lines.iter().all(agrees) {
             return false;
         }
+        // Already a candidate: held back, and the arbiter already told.
+        if listed && self.hypotheses.lines.iter().any(|line| line == moves) {
+            return true;
+        }
         // The board went on by some moves from the candidates `moves` agree
         // with. On a board that identifies pieces, a candidate that cannot
         // have gone on by as many to what the board shows now is no longer

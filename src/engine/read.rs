@@ -12,7 +12,7 @@ use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square}
 
 use super::{
     hypotheses::SNAPSHOT_PLIES,
-    occupancy_slide::slide_square,
+    occupancy_slide::{cheapest_lines, slide_square},
     phase::Phase,
     scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan},
     snapshots::{OddSquares, Snapshots},
@@ -565,6 +565,14 @@ fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>) -> Option<Reading> {
         // A hand after a candidate, or nothing: the candidates stand.
         return (!hand.is_empty()).then_some(Reading::Hand);
     }
+    // On occupancy, the lines the scans showed move by move win over
+    // those needing moves no scan showed (the cost table); a hand at work
+    // shows no position of its own to weigh.
+    let exact = if lines.sensed.identifies_all() || !lines.snapshots.only() {
+        exact
+    } else {
+        cheapest_lines(lines.pos, exact, lines.snapshots, lines.since)
+    };
     let all = distinct(exact.iter().chain(&hand).cloned().collect());
     if all.len() > MAX_CANDIDATES {
         // Too many to follow: the arbiter has the list he was given.

@@ -19,7 +19,7 @@ impl Engine {
         let inferred = if self.reading_dump {
             Some(first_ply)
         } else if moves.len() > 1 {
-            self.first_inferred(moves).map(|k| first_ply + k - 1)
+            self.first_inferred(first_ply - 1, moves)
         } else {
             None
         };
@@ -57,21 +57,28 @@ impl Engine {
         self.check_game_over(made_at);
     }
 
-    /// The first of `moves` (1 for the first), about to be recorded from
-    /// the record's position, that no observed state showed on its own: on
-    /// a board that only senses occupancy and only scans, a move a snapshot
-    /// showed (its position, or with the next move's pieces only lifted)
-    /// was seen, however many moves the last scan shows (docs/design/
-    /// reconstruction.md, the decision policy). Elsewhere the first.
-    fn first_inferred(&self, moves: &[Move]) -> Option<usize> {
+    /// The half-move number of the first of the record's moves after
+    /// half-move `from`, then `moves` (not yet recorded), that no observed
+    /// state showed on its own: on a board that only senses occupancy and
+    /// only scans, a move a snapshot showed (its position, or with the next
+    /// move's pieces only lifted) was seen, however many moves the last
+    /// scan shows (docs/design/reconstruction.md, the decision policy).
+    /// Elsewhere the first.
+    pub(super) fn first_inferred(&self, from: usize, moves: &[Move]) -> Option<usize> {
         if !(self.scanned && self.snapshots.only() && !self.sensed.identifies_all()) {
-            return Some(1);
+            return Some(from + 1);
         }
         let game = self.game();
+        let pos = game.position_at(from)?;
+        let line: Vec<Move> = game.moves()[from..]
+            .iter()
+            .map(|m| m.mv)
+            .chain(moves.iter().copied())
+            .collect();
         self.snapshots
-            .unshown_plies(game.position(), moves, game.basis(game.ply()))
+            .unshown_plies_so_far(pos, &line, game.basis(from))
             .first()
-            .copied()
+            .map(|k| from + k)
     }
 
     /// Tells the arbiter that the moves recorded from half-move
