@@ -38,6 +38,10 @@ pub(super) struct Hypotheses {
     /// first listed: a listing later found to be a blip read as moves
     /// leaves the record as in step as it was.
     pub(super) lagged: bool,
+    /// The candidates are a slide's stories, listed by their costs (a
+    /// board that only senses occupancy and only scans): they are
+    /// followed by the same costs (`occupancy_slide::cheapest_lines`).
+    pub(super) costed: bool,
 }
 
 impl Hypotheses {
@@ -313,6 +317,7 @@ impl Engine {
             state: SyncState::Ambiguous,
             lines,
             lagged,
+            costed: false,
         };
         let sans = self.candidates_san();
         let numbered: Vec<String> = sans
@@ -422,6 +427,7 @@ mod tests {
             state: SyncState::Ambiguous,
             lines: vec![vec![e4, e5, nf3], vec![d4, d5], vec![e4]],
             lagged: false,
+            costed: false,
         };
         h.went_on(&[e4, e5]);
         assert_eq!(h.state, SyncState::Ambiguous);

@@ -321,6 +321,7 @@ impl Engine {
                 }
                 self.snapshots = stories.repaired.clone();
                 self.list_stories(u, stories);
+                self.hypotheses.costed = true;
             }
             Some(SlideVerdict::Both | SlideVerdict::Made) => {
                 let mut stories = stories;
