@@ -140,7 +140,7 @@ impl Engine {
                 }
             }
             Reading::Narrowed { certain, lines } => {
-                let lagged = self.hypotheses.lagged;
+                let (lagged, costed) = (self.hypotheses.lagged, self.hypotheses.costed);
                 if !certain.is_empty() {
                     self.narrowing = true;
                     self.record_read(&certain, made_at, basis, scanned);
@@ -161,6 +161,7 @@ impl Engine {
                         state: SyncState::Ambiguous,
                         lines: rest,
                         lagged,
+                        costed,
                     }
                 };
             }

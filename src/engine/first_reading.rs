@@ -45,6 +45,7 @@ impl Engine {
             },
             held: self.lines_at_ply(&self.held),
             passed: self.passed_lines(),
+            costed: self.hypotheses.state == SyncState::Ambiguous && self.hypotheses.costed,
         };
         let arbiter = self.config.arbiter;
         let mut reading = read(

@@ -38,6 +38,10 @@ pub(super) struct Hypotheses {
     /// first listed: a listing later found to be a blip read as moves
     /// leaves the record as in step as it was.
     pub(super) lagged: bool,
+    /// The candidates are a slide's stories, listed by their costs (a
+    /// board that only senses occupancy and only scans): they are
+    /// followed by the same costs (`occupancy_slide::cheapest_lines`).
+    pub(super) costed: bool,
 }
 
 impl Hypotheses {
@@ -170,6 +174,10 @@ impl Engine {
         let agrees = |line: &Vec<Move>| line.iter().zip(moves).all(|(a, b)| a == b);
         if listed && self.hypotheses.lines.iter().all(agrees) {
             return false;
+        }
+        // Already a candidate: held back, and the arbiter already told.
+        if listed && self.hypotheses.lines.iter().any(|line| line == moves) {
+            return true;
         }
         // The board went on by some moves from the candidates `moves` agree
         // with. On a board that identifies pieces, a candidate that cannot
@@ -309,6 +317,7 @@ impl Engine {
             state: SyncState::Ambiguous,
             lines,
             lagged,
+            costed: false,
         };
         let sans = self.candidates_san();
         let numbered: Vec<String> = sans
@@ -418,6 +427,7 @@ mod tests {
             state: SyncState::Ambiguous,
             lines: vec![vec![e4, e5, nf3], vec![d4, d5], vec![e4]],
             lagged: false,
+            costed: false,
         };
         h.went_on(&[e4, e5]);
         assert_eq!(h.state, SyncState::Ambiguous);

@@ -73,17 +73,61 @@ pub(super) struct Story<'a> {
     pub lines: &'a [Vec<Move>],
     pub snapshots: &'a Snapshots,
     pub since: u64,
+    /// With a clock, the presses since the record's position (in turn).
+    pub presses: Option<usize>,
 }
 
 impl Story<'_> {
     /// The cheapest line: `fault` for the story's one fault (its own, or
-    /// as `fault` says for a line), and 2 per ply no snapshot showed.
+    /// as `fault` says for a line), 2 per ply no snapshot showed, and 3
+    /// per press the line's completed moves lack.
     fn cost(&self, pos: &Chess, fault: impl Fn(&[Move]) -> usize) -> Option<usize> {
         self.lines
             .iter()
-            .map(|l| fault(l) + INFERRED * self.snapshots.plies_unshown(pos, l, self.since))
+            .map(|l| {
+                fault(l)
+                    + INFERRED
+                        * self
+                            .snapshots
+                            .unshown_plies_so_far(pos, l, self.since)
+                            .len()
+                    + BLIP * self.presses.map_or(0, |p| presses_missing(l.len(), p))
+            })
             .min()
     }
+}
+
+/// How many presses a line of `len` moves from the record's position
+/// needs beyond the `presses` the clock got: every move but the last is
+/// completed by the next (Art. 6.2.1.2), and a player presses having made
+/// his move (Art. 6.2.1), so each completed move with no press is a
+/// player who forgot to press, as rare as a blip. The last move may not
+/// be completed yet.
+fn presses_missing(len: usize, presses: usize) -> usize {
+    len.saturating_sub(1).saturating_sub(presses)
+}
+
+/// Of candidate lines followed on from `pos` on a board that only senses
+/// occupancy, each explaining the scans exactly, those whose
+/// cost is within the margin of the cheapest: 2 per ply no snapshot since
+/// event `since` showed. A story whose capture, begun at one scan, needs
+/// moves no scan showed to reach the next (1.Qf4 e4 2.Qe5 Kf8 with the e4
+/// pawn taken off, then the king on g8 and the queen back on e5) loses to
+/// one the scans show move by move (1.Qe4 Kf8 2.Qxe5 Kg8).
+pub(super) fn cheapest_lines(
+    pos: &Chess,
+    lines: Vec<Vec<Move>>,
+    snapshots: &Snapshots,
+    since: u64,
+) -> Vec<Vec<Move>> {
+    let cost = |l: &Vec<Move>| INFERRED * snapshots.plies_unshown(pos, l, since);
+    let Some(cheapest) = lines.iter().map(cost).min() else {
+        return lines;
+    };
+    lines
+        .into_iter()
+        .filter(|l| cost(l) <= cheapest + MARGIN)
+        .collect()
 }
 
 /// Which story the next scan favours, once the square the last of `moves`
@@ -124,6 +168,8 @@ pub(super) fn weigh_slide(
         SlideVerdict::Slid
     } else if made_cost + MARGIN < slid_cost {
         SlideVerdict::Made
+    } else if slid_cost < made_cost {
+        SlideVerdict::BothSlidCheaper
     } else {
         SlideVerdict::Both
     })
@@ -136,8 +182,13 @@ pub(super) enum SlideVerdict {
     Slid,
     /// The move was made there, and the board went on.
     Made,
-    /// Both within the margin: neither is recorded.
+    /// Both within the margin, the move made no dearer: neither is
+    /// recorded yet.
     Both,
+    /// Both within the margin, the slide the cheaper: neither is recorded
+    /// yet, and recording the move made would publish a move the
+    /// cheapest story says did not happen.
+    BothSlidCheaper,
 }
 
 #[cfg(test)]
@@ -206,10 +257,11 @@ mod tests {
             lines,
             snapshots: &blind,
             since: 0,
+            presses: None,
         };
         for (to, verdict) in [
             (Square::F1, SlideVerdict::Slid),
-            (Square::A1, SlideVerdict::Both),
+            (Square::A1, SlideVerdict::BothSlidCheaper),
         ] {
             let line = vec![normal(&pos, Square::D1, to)];
             let mut repaired = Snapshots::default();
@@ -220,6 +272,7 @@ mod tests {
                 lines: &slid,
                 snapshots: &repaired,
                 since: 0,
+                presses: None,
             };
             let got = weigh_slide(
                 &pos,
@@ -250,5 +303,73 @@ mod tests {
         // The knight's move to g1 is no castling.
         let ng1 = normal(&pos, Square::F3, Square::G1);
         assert_eq!(slide_square(&pos, ng1, Bitboard::FULL), Bitboard::EMPTY);
+    }
+
+    /// The line `sans` (UCI) from `pos`.
+    fn uci_line(pos: &Chess, ucis: &[&str]) -> Vec<Move> {
+        let mut p = pos.clone();
+        ucis.iter()
+            .map(|u| {
+                let m = u
+                    .parse::<shakmaty::uci::UciMove>()
+                    .unwrap()
+                    .to_move(&p)
+                    .unwrap();
+                p.play_unchecked(m);
+                m
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_completed_move_the_clock_did_not_see_costs_a_blip() {
+        // 1.Re3 Kf8 2.Re5, every position shown by a scan: with one press
+        // since the record's position, the second completed move (1...Kf8,
+        // completed by 2.Re5) had no press: 3. Without a clock, nothing.
+        let pos = position("6k1/8/8/8/8/8/8/4R1K1 w - - 0 1");
+        let line = uci_line(&pos, &["e1e3", "g8f8", "e3e5"]);
+        let mut shown = Snapshots::default();
+        for k in 1..=line.len() {
+            shown.push(k as u64, after(&pos, &line[..k]));
+        }
+        let lines = [line];
+        let story = |presses| Story {
+            lines: &lines,
+            snapshots: &shown,
+            since: 0,
+            presses,
+        };
+        assert_eq!(story(None).cost(&pos, |_| 0), Some(0));
+        assert_eq!(story(Some(1)).cost(&pos, |_| 0), Some(BLIP));
+        assert_eq!(story(Some(2)).cost(&pos, |_| 0), Some(0));
+        // The last move may wait for its press.
+        assert_eq!(presses_missing(1, 0), 0);
+    }
+
+    #[test]
+    fn candidates_needing_moves_no_scan_showed_lose_to_one_the_scans_show() {
+        // 1.Qe4 Kf8 2.Qxe5 Kg8 against 1.Qf4 e4 2.Qe5 Kf8 3.Qxe4 Kg8 4.Qe5:
+        // the scans showed f4 (read as the queen in the air), e4, f8, e5
+        // with e4 empty, then g8.
+        let pos = position("6k1/8/8/4p3/7Q/8/8/6K1 w - - 0 1");
+        let slid = uci_line(&pos, &["h4e4", "g8f8", "e4e5", "f8g8"]);
+        let made = uci_line(
+            &pos,
+            &["h4f4", "e5e4", "f4e5", "g8f8", "e5e4", "f8g8", "e4e5"],
+        );
+        let mut shown = Snapshots::default();
+        let queen_up = pos.board().occupied() ^ Bitboard::from_square(Square::H4);
+        shown.push(1, queen_up);
+        for k in 1..=slid.len() {
+            shown.push(1 + k as u64, after(&pos, &slid[..k]));
+        }
+        // Both stories pass through every scan; the longer one shows
+        // neither 1...e4 nor 3.Qxe4 nor 3...Kg8 (nor 1.Qf4: f4 was read as
+        // the queen in the air).
+        assert!(shown.allow(&pos, &made, 0, Bitboard::EMPTY));
+        assert_eq!(shown.unshown_plies(&pos, &made, 0), vec![1, 2, 5, 6]);
+        assert_eq!(shown.plies_unshown(&pos, &slid, 0), 0);
+        let left = cheapest_lines(&pos, vec![made, slid.clone()], &shown, 0);
+        assert_eq!(left, vec![slid]);
     }
 }

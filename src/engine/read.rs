@@ -12,7 +12,7 @@ use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square}
 
 use super::{
     hypotheses::SNAPSHOT_PLIES,
-    occupancy_slide::slide_square,
+    occupancy_slide::{cheapest_lines, slide_square},
     phase::Phase,
     scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan},
     snapshots::{OddSquares, Snapshots},
@@ -128,6 +128,9 @@ pub struct Moment<'a> {
     /// identifies pieces and only scans): a later reading of other moves
     /// stands only if none of them, gone on, explains the board as well.
     pub passed: &'a [Vec<Move>],
+    /// The candidates are a slide's stories, listed by their costs: they
+    /// are followed by the same costs.
+    pub costed: bool,
 }
 
 /// Reads the settled board state at `moment`. `arbiter`: irregularities
@@ -299,6 +302,7 @@ fn read_occupancy_snapshot(
                     &lines,
                     Moment {
                         candidates: moment.held,
+                        costed: false,
                         ..moment
                     },
                 )
@@ -565,6 +569,15 @@ fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>) -> Option<Reading> {
         // A hand after a candidate, or nothing: the candidates stand.
         return (!hand.is_empty()).then_some(Reading::Hand);
     }
+    // A slide's stories, listed by their costs, are followed by them: the
+    // lines the scans showed move by move win over those needing moves no
+    // scan showed (the cost table); a hand at work shows no position of
+    // its own to weigh.
+    let exact = if moment.costed {
+        cheapest_lines(lines.pos, exact, lines.snapshots, lines.since)
+    } else {
+        exact
+    };
     let all = distinct(exact.iter().chain(&hand).cloned().collect());
     if all.len() > MAX_CANDIDATES {
         // Too many to follow: the arbiter has the list he was given.

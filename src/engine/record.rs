@@ -16,6 +16,13 @@ impl Engine {
     pub(super) fn record(&mut self, moves: &[Move], made_at: Millis, basis: u64) {
         let before = (moves.len() == 1).then(|| self.game().position().clone());
         let first_ply = self.game().ply() + 1;
+        let inferred = if self.reading_dump {
+            Some(first_ply)
+        } else if moves.len() > 1 {
+            self.first_inferred(first_ply - 1, moves)
+        } else {
+            None
+        };
         for &m in moves {
             // A later move completes every earlier one (Art. 6.2.1.2).
             self.complete_all(made_at);
@@ -44,10 +51,34 @@ impl Engine {
         if let ([m], Some(before)) = (moves, before) {
             self.check_touch_move(&before, *m);
         }
-        if moves.len() > 1 || self.reading_dump {
-            self.alert_inferred(first_ply);
+        if let Some(ply) = inferred {
+            self.alert_inferred(ply);
         }
         self.check_game_over(made_at);
+    }
+
+    /// The half-move number of the first of the record's moves after
+    /// half-move `from`, then `moves` (not yet recorded), that no observed
+    /// state showed on its own: on a board that only senses occupancy and
+    /// only scans, a move a snapshot showed (its position, or with the next
+    /// move's pieces only lifted) was seen, however many moves the last
+    /// scan shows (docs/design/reconstruction.md, the decision policy).
+    /// Elsewhere the first.
+    pub(super) fn first_inferred(&self, from: usize, moves: &[Move]) -> Option<usize> {
+        if !(self.scanned && self.snapshots.only() && !self.sensed.identifies_all()) {
+            return Some(from + 1);
+        }
+        let game = self.game();
+        let pos = game.position_at(from)?;
+        let line: Vec<Move> = game.moves()[from..]
+            .iter()
+            .map(|m| m.mv)
+            .chain(moves.iter().copied())
+            .collect();
+        self.snapshots
+            .unshown_plies_so_far(pos, &line, game.basis(from))
+            .first()
+            .map(|k| from + k)
     }
 
     /// Tells the arbiter that the moves recorded from half-move

@@ -281,22 +281,7 @@ impl Snapshots {
         since: u64,
         settling: Bitboard,
     ) -> Option<Vec<Option<(usize, bool)>>> {
-        let shown = self.after(since);
-        let states = states(pos, line, settling);
-        let earliest = earliest(&states, &shown)?;
-        let latest = latest(&states, &shown)?;
-        // Each snapshot may be any state between the earliest and the
-        // latest the order allows it.
-        Some(
-            (0..shown.len())
-                .map(|j| {
-                    (earliest[j]..=latest[j])
-                        .rev()
-                        .find(|&i| lifting(states[i], shown[j]))
-                        .map(|i| (i, shown[j] == states[i].0))
-                })
-                .collect(),
-        )
+        pinned_in(&self.after(since), pos, line, settling)
     }
 
     /// Whether `line`, played from `pos` (shown by event `since`), then a
@@ -337,6 +322,30 @@ impl Snapshots {
             .map(|&(_, shown)| shown)
             .collect()
     }
+}
+
+/// [`Snapshots::pinned`] over the snapshots `shown`, oldest first.
+fn pinned_in(
+    shown: &[Bitboard],
+    pos: &Chess,
+    line: &[Move],
+    settling: Bitboard,
+) -> Option<Vec<Option<(usize, bool)>>> {
+    let states = states(pos, line, settling);
+    let earliest = earliest(&states, shown)?;
+    let latest = latest(&states, shown)?;
+    // Each snapshot may be any state between the earliest and the
+    // latest the order allows it.
+    Some(
+        (0..shown.len())
+            .map(|j| {
+                (earliest[j]..=latest[j])
+                    .rev()
+                    .find(|&i| lifting(states[i], shown[j]))
+                    .map(|i| (i, shown[j] == states[i].0))
+            })
+            .collect(),
+    )
 }
 
 /// The occupancies of `line`'s positions from `pos`, each with the squares
@@ -787,5 +796,25 @@ mod tests {
                 .map(|o| o.empties),
             None
         );
+    }
+
+    #[test]
+    fn plies_shown_before_later_scans_went_on_are_shown() {
+        // 1.e4 e5 recorded once a scan shows 2.Nf3 too: each stood in a
+        // scan of its own before that one. Against every scan, the line
+        // does not pass (the last is past it): all of it would be unshown.
+        let pos = Chess::default();
+        let moves = line(&pos, "e4 e5");
+        let mut snapshots = Snapshots::default();
+        snapshots.push(1, occupancy(&pos, "e4"));
+        snapshots.push(2, occupancy(&pos, "e4 e5"));
+        snapshots.push(3, occupancy(&pos, "e4 e5 Nf3"));
+        assert_eq!(snapshots.unshown_plies(&pos, &moves, 0), vec![1, 2]);
+        assert!(snapshots.unshown_plies_so_far(&pos, &moves, 0).is_empty());
+        // A ply no scan showed stays unshown.
+        let mut skipped = Snapshots::default();
+        skipped.push(1, occupancy(&pos, "e4 e5"));
+        skipped.push(2, occupancy(&pos, "e4 e5 Nf3"));
+        assert_eq!(skipped.unshown_plies_so_far(&pos, &moves, 0), vec![1]);
     }
 }

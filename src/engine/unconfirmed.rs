@@ -281,10 +281,12 @@ impl Engine {
         let pos = self.game().position();
         let (past_blip, blind) = self.made_past_blip(&u, stories.back);
         let since = self.game().basis(u.ply);
+        let presses = self.clock.in_use.then_some(self.clock.presses_ahead);
         let story = |lines, snapshots| Story {
             lines,
             snapshots,
             since,
+            presses,
         };
         let slide = weigh_slide(
             pos,
@@ -298,8 +300,28 @@ impl Engine {
         );
         match slide.filter(|_| u.may_slide) {
             Some(SlideVerdict::Slid) => self.forget(u, stories),
-            Some(SlideVerdict::Both) if self.snapshots.count_after(u.seq) <= MAX_WEIGHED => {
+            Some(SlideVerdict::Both | SlideVerdict::BothSlidCheaper)
+                if self.snapshots.count_after(u.seq) <= MAX_WEIGHED =>
+            {
                 self.unconfirmed = Some(u);
+            }
+            // Still both a scan later, the slide the cheaper: the scans
+            // cannot tell them apart, and recording the move made would
+            // publish a move the cheapest story says did not happen (a
+            // wrong move is worse than a late one): both are listed for
+            // the arbiter, and followed. The scans are read on as both
+            // stories read them: the piece in the air at the scan that
+            // caught the square (the slide's path, or the moment before it
+            // was put down there). The move made no dearer is weighed as
+            // for a blip below: the rarer story must be the only one.
+            Some(SlideVerdict::BothSlidCheaper) => {
+                let mut stories = stories;
+                if made_lines.is_empty() {
+                    stories.made_exact = past_blip;
+                }
+                self.snapshots = stories.repaired.clone();
+                self.list_stories(u, stories);
+                self.hypotheses.costed = true;
             }
             Some(SlideVerdict::Both | SlideVerdict::Made) => {
                 let mut stories = stories;

@@ -3,7 +3,7 @@
 
 use shakmaty::{Bitboard, Chess, Move};
 
-use super::Snapshots;
+use super::{Snapshots, pinned_in};
 
 impl Snapshots {
     /// How many of `line`'s moves, played from `pos` (shown by event
@@ -115,11 +115,34 @@ impl Snapshots {
     /// lifted: the moves the line infers. All of them when the line does
     /// not pass through the snapshots.
     pub fn unshown_plies(&self, pos: &Chess, line: &[Move], since: u64) -> Vec<usize> {
-        let Some(pinned) = self.pinned(pos, line, since, Bitboard::EMPTY) else {
-            return (1..=line.len()).collect();
-        };
-        (1..=line.len())
-            .filter(|&i| !pinned.iter().flatten().any(|&(p, _)| p == i))
-            .collect()
+        let pinned = pinned_in(&self.after(since), pos, line, Bitboard::EMPTY);
+        unshown(line, pinned)
     }
+
+    /// As [`Snapshots::unshown_plies`], for a line while later scans may
+    /// already show the moves after it, or a hand at work after it (a move
+    /// confirmed at the scan after the one that showed it, candidates
+    /// followed on, a story ending with a capture begun): the fewest
+    /// plies unshown by a run of the snapshots after `since`, from the
+    /// first, that the line passes through.
+    pub fn unshown_plies_so_far(&self, pos: &Chess, line: &[Move], since: u64) -> Vec<usize> {
+        let shown = self.after(since);
+        (0..=shown.len())
+            .rev()
+            .filter_map(|n| pinned_in(&shown[..n], pos, line, Bitboard::EMPTY))
+            .map(|pinned| unshown(line, Some(pinned)))
+            .min_by_key(Vec::len)
+            .unwrap_or_else(|| unshown(line, None))
+    }
+}
+
+/// The plies of `line` (1 for its first move) no snapshot pins (all when
+/// the line does not pass through the snapshots).
+fn unshown(line: &[Move], pinned: Option<Vec<Option<(usize, bool)>>>) -> Vec<usize> {
+    let Some(pinned) = pinned else {
+        return (1..=line.len()).collect();
+    };
+    (1..=line.len())
+        .filter(|&i| !pinned.iter().flatten().any(|&(p, _)| p == i))
+        .collect()
 }

@@ -126,9 +126,13 @@ impl Engine {
         {
             self.record(&u.moves, u.made_at, u.basis);
             self.hypotheses.went_on(&u.moves);
-            if u.moves.len() == 1 && u.before > 0 {
-                // Shown at once with the moves before them.
-                self.alert_inferred(u.ply - u.before + 1);
+            // Read from one snapshot with the moves before them: named if
+            // a scan showed some of them on its own.
+            if u.moves.len() == 1
+                && u.before > 0
+                && let Some(ply) = self.first_inferred(u.ply - u.before, &[])
+            {
+                self.alert_inferred(ply);
             }
         }
     }
