@@ -161,6 +161,7 @@ impl Engine {
                         state: SyncState::Ambiguous,
                         lines: rest,
                         lagged,
+                        since: Vec::new(),
                     }
                 };
             }

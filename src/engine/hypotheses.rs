@@ -38,11 +38,22 @@ pub(super) struct Hypotheses {
     /// first listed: a listing later found to be a blip read as moves
     /// leaves the record as in step as it was.
     pub(super) lagged: bool,
+    /// For each line, the board event after which its end position stood
+    /// (see `follow.rs`): the squares reported since are the next moves'.
+    pub(super) since: Vec<(Vec<Move>, u64)>,
 }
 
 impl Hypotheses {
     pub(super) fn clear(&mut self) {
         *self = Hypotheses::default();
+    }
+
+    /// The board event after which `line`'s end position stood, if known.
+    pub(super) fn since_of(&self, line: &[Move]) -> Option<u64> {
+        self.since
+            .iter()
+            .find(|(l, _)| l.as_slice() == line)
+            .map(|&(_, since)| since)
     }
 
     /// `moves` were recorded: the candidates that began with them go on
@@ -55,6 +66,11 @@ impl Hypotheses {
             .into_iter()
             .filter(|line| line.len() > moves.len() && line.starts_with(moves))
             .map(|line| line[moves.len()..].to_vec())
+            .collect();
+        self.since = std::mem::take(&mut self.since)
+            .into_iter()
+            .filter(|(line, _)| line.len() > moves.len() && line.starts_with(moves))
+            .map(|(line, since)| (line[moves.len()..].to_vec(), since))
             .collect();
         if self.lines.is_empty() {
             self.clear();
@@ -305,10 +321,18 @@ impl Engine {
             self.behind
         };
         self.behind = true;
+        // Lines listed before keep the event their end stood from; new
+        // ones stand from this state's.
+        let now = self.settle.basis();
+        let since = lines
+            .iter()
+            .map(|line| (line.clone(), self.hypotheses.since_of(line).unwrap_or(now)))
+            .collect();
         self.hypotheses = Hypotheses {
             state: SyncState::Ambiguous,
             lines,
             lagged,
+            since,
         };
         let sans = self.candidates_san();
         let numbered: Vec<String> = sans
@@ -418,6 +442,7 @@ mod tests {
             state: SyncState::Ambiguous,
             lines: vec![vec![e4, e5, nf3], vec![d4, d5], vec![e4]],
             lagged: false,
+            since: Vec::new(),
         };
         h.went_on(&[e4, e5]);
         assert_eq!(h.state, SyncState::Ambiguous);

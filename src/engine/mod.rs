@@ -27,6 +27,7 @@ mod endings;
 mod evaluate;
 mod first_reading;
 mod flag;
+mod follow;
 mod full_dead;
 mod guard;
 mod half_castled;

@@ -64,8 +64,11 @@ impl Engine {
             }
             ref several => {
                 // Legal explanations survive: the next moves tell them
-                // apart; nobody is accused meanwhile.
+                // apart; nobody is accused meanwhile. The press completed
+                // one of them: the clock is a move ahead of the record.
                 self.ambiguous(several.iter().map(|&m| vec![m]).collect(), false);
+                self.clock.pending_press[color] = true;
+                self.clock.presses_ahead += 1;
                 true
             }
         }
