@@ -92,7 +92,14 @@ impl Engine {
             && m.to() != sq
         {
             // The squares the opponent touched from his lift on are his
-            // move's.
+            // move's. So is every lift after the capturing piece left its
+            // square (the capture itself showed nothing more): the captured
+            // piece or his own, they are no touches of the mover's.
+            if let Some(from) = m.from()
+                && let Some((left, _, _)) = self.lifted[from.to_usize()]
+            {
+                self.touches.forget_after(pos.turn(), left);
+            }
             let since = self.settle.since();
             self.record(&[m], since, self.sensed.last_lift(sq).saturating_sub(1));
             self.complete_all(since);
