@@ -17,7 +17,7 @@ use shakmaty::{Bitboard, Chess, Color, Move, Position};
 use super::{Engine, Reading};
 use crate::{
     event::Millis,
-    matcher::{distinct, move_squares},
+    matcher::{admits_line, distinct, move_squares, placed_squares},
     resync::SyncState,
     sensed::SensedBoard,
 };
@@ -170,11 +170,39 @@ fn extensions(pos: &Chess, sensed: &SensedBoard, since: u64, unseen: bool) -> Ve
     let mut found = Vec::new();
     for plies in 1..=MOST_PLIES {
         ctx.search(pos, plies, &mut Vec::new(), &mut found);
+        found.retain(|line| admitted(pos, sensed, since, touched, line));
         if !found.is_empty() {
             break;
         }
     }
     distinct(found)
+}
+
+/// Whether the reports since `since` could have made `line` move by move,
+/// as the matcher requires of a move read from the record (a capture's
+/// piece put down after the capturing piece was lifted; a square filled
+/// twice emptied in between): a queen put on f1 and taken there by the
+/// king needs two placements on f1. A first capture whose square was never
+/// reported is taken as made unseen, the rest held to that.
+fn admitted(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    since: u64,
+    touched: Bitboard,
+    line: &[Move],
+) -> bool {
+    match line {
+        [first, rest @ ..] if first.is_capture() && !touched.contains(first.to()) => {
+            let mut after = pos.clone();
+            after.play_unchecked(*first);
+            let turn = after.turn();
+            admits_line(&after, sensed, since, rest)
+                && rest
+                    .first()
+                    .is_none_or(|&m| !placed_squares(m, turn).contains(first.to()))
+        }
+        _ => admits_line(pos, sensed, since, line),
+    }
 }
 
 /// What a search for extensions looks for.
