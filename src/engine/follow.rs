@@ -120,6 +120,32 @@ impl Engine {
         Follow::Followed
     }
 
+    /// The input ended: no hand is in the air, so the lines are the ones
+    /// whose position the board shows as it stands; one such is recorded
+    /// whole (the game's end reads the board as it stands).
+    pub(super) fn follow_at_end(&mut self) {
+        if self.scanned
+            || self.dumped
+            || self.hypotheses.state != SyncState::Ambiguous
+            || self.game().is_over()
+            || self.phase.is_restoring()
+        {
+            return;
+        }
+        let pos = self.game().position().clone();
+        let standing: Vec<&Vec<Move>> = self
+            .hypotheses
+            .lines
+            .iter()
+            .filter(|line| play(&pos, line).is_some_and(|end| self.sensed.shows_position(&end)))
+            .collect();
+        if let [line] = standing[..] {
+            let (line, basis) = (line.clone(), self.settle.basis());
+            self.hypotheses.clear();
+            self.record(&line, self.settle.since(), basis);
+        }
+    }
+
     /// When every line left is a stage of the longest one, the moves of
     /// the longest line's stage before its last (whose end the board
     /// showed) are certain: recorded, the candidates cleared.

@@ -88,6 +88,16 @@ impl Engine {
                     // only the first of the moves a scan showed was read).
                     self.evaluate_at(true);
                 }
+                if matches!(
+                    other,
+                    BoardEvent::Resign(_)
+                        | BoardEvent::Draw
+                        | BoardEvent::Result(_)
+                        | BoardEvent::Special(_)
+                ) {
+                    // Listed candidates: the board stands as they left it.
+                    self.follow_at_end();
+                }
                 self.apply_decision(other, t)?;
             }
         }

@@ -374,6 +374,7 @@ impl Engine {
     pub fn finish(&mut self) {
         self.lifts_outlived_by(self.now, true);
         self.flush();
+        self.follow_at_end();
         self.settle_slide_press();
         self.complete_brief_at_end();
         if let Some(lines) = self.unlisted.take()
