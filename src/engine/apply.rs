@@ -162,6 +162,7 @@ impl Engine {
                         lines: rest,
                         lagged,
                         costed,
+                        since: Vec::new(),
                     }
                 };
             }

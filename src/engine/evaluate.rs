@@ -4,7 +4,7 @@
 
 use shakmaty::{Bitboard, Move, Position};
 
-use super::{Engine, Reading, Scanned, in_progress, progress, read, scanned};
+use super::{Engine, Reading, Scanned, follow::Follow, in_progress, progress, read, scanned};
 use crate::{alert::AlertKind, event::Millis, resync::SyncState};
 
 impl Engine {
@@ -161,6 +161,19 @@ impl Engine {
             scanned,
             ..
         } = at;
+        // Listed candidates followed on (event boards): what they agree on
+        // is recorded and the state read again; followed, they explain it.
+        let reading = match self.follow_candidates(&reading, made_at) {
+            // The state read again from the moves recorded; a piece that
+            // may be sliding on from them waits for the slide dwell.
+            Follow::Recorded if self.may_be_sliding() => {
+                self.settle.unread_again();
+                Reading::Hand
+            }
+            Follow::Recorded => return None,
+            Follow::Followed => Reading::Hand,
+            Follow::Not => reading,
+        };
         // Nothing read from a snapshot, but lines the last move in progress
         // was read among may have gone on to it (the record lags).
         let may_lag = reading == Reading::Wait

@@ -42,11 +42,22 @@ pub(super) struct Hypotheses {
     /// board that only senses occupancy and only scans): they are
     /// followed by the same costs (`occupancy_slide::cheapest_lines`).
     pub(super) costed: bool,
+    /// For each line, the board event after which its end position stood
+    /// (see `follow.rs`): the squares reported since are the next moves'.
+    pub(super) since: Vec<(Vec<Move>, u64)>,
 }
 
 impl Hypotheses {
     pub(super) fn clear(&mut self) {
         *self = Hypotheses::default();
+    }
+
+    /// The board event after which `line`'s end position stood, if known.
+    pub(super) fn since_of(&self, line: &[Move]) -> Option<u64> {
+        self.since
+            .iter()
+            .find(|(l, _)| l.as_slice() == line)
+            .map(|&(_, since)| since)
     }
 
     /// `moves` were recorded: the candidates that began with them go on
@@ -59,6 +70,11 @@ impl Hypotheses {
             .into_iter()
             .filter(|line| line.len() > moves.len() && line.starts_with(moves))
             .map(|line| line[moves.len()..].to_vec())
+            .collect();
+        self.since = std::mem::take(&mut self.since)
+            .into_iter()
+            .filter(|(line, _)| line.len() > moves.len() && line.starts_with(moves))
+            .map(|(line, since)| (line[moves.len()..].to_vec(), since))
             .collect();
         if self.lines.is_empty() {
             self.clear();
@@ -313,11 +329,19 @@ impl Engine {
             self.behind
         };
         self.behind = true;
+        // Lines listed before keep the event their end stood from; new
+        // ones stand from this state's.
+        let now = self.settle.basis();
+        let since = lines
+            .iter()
+            .map(|line| (line.clone(), self.hypotheses.since_of(line).unwrap_or(now)))
+            .collect();
         self.hypotheses = Hypotheses {
             state: SyncState::Ambiguous,
             lines,
             lagged,
             costed: false,
+            since,
         };
         let sans = self.candidates_san();
         let numbered: Vec<String> = sans
@@ -428,6 +452,7 @@ mod tests {
             lines: vec![vec![e4, e5, nf3], vec![d4, d5], vec![e4]],
             lagged: false,
             costed: false,
+            since: Vec::new(),
         };
         h.went_on(&[e4, e5]);
         assert_eq!(h.state, SyncState::Ambiguous);

@@ -88,6 +88,16 @@ impl Engine {
                     // only the first of the moves a scan showed was read).
                     self.evaluate_at(true);
                 }
+                if matches!(
+                    other,
+                    BoardEvent::Resign(_)
+                        | BoardEvent::Draw
+                        | BoardEvent::Result(_)
+                        | BoardEvent::Special(_)
+                ) {
+                    // Listed candidates: the board stands as they left it.
+                    self.follow_at_end();
+                }
                 self.apply_decision(other, t)?;
             }
         }
@@ -139,14 +149,13 @@ impl Engine {
         self.seq += 1;
         // Put back where it was lifted, as it was, at once (nothing else
         // happened in between) and before the state settled.
-        let candidate = self.lifted[sq.to_usize()]
-            .take()
-            .is_some_and(|(at, was, seq)| {
-                seq + 1 == self.seq
-                    && t.saturating_sub(at) < self.config.settle_ms
-                    && !self.sensed.occupied().contains(sq)
-                    && (piece.is_none() || was.is_none() || piece == was)
-            });
+        let lifted = self.lifted[sq.to_usize()].take();
+        let put_back = lifted.is_some_and(|(at, was, _)| {
+            t.saturating_sub(at) < self.config.settle_ms
+                && !self.sensed.occupied().contains(sq)
+                && (piece.is_none() || was.is_none() || piece == was)
+        });
+        let candidate = put_back && lifted.is_some_and(|(_, _, seq)| seq + 1 == self.seq);
         // A piece put on an empty square, not one put back, may be a blip
         // itself.
         self.placed[sq.to_usize()] =
@@ -158,6 +167,12 @@ impl Engine {
         }
         if candidate {
             self.forget_if_blip(sq);
+        } else if put_back {
+            // A blip is a fault of one square: the hand moving pieces
+            // elsewhere meanwhile does not make it a touch (Art. 4.3 needs
+            // a deliberate one). Had it been the captured piece taken off,
+            // the capture would touch it anyway.
+            self.touches.forget(sq);
         }
     }
 

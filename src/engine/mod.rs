@@ -27,6 +27,7 @@ mod endings;
 mod evaluate;
 mod first_reading;
 mod flag;
+mod follow;
 mod full_dead;
 mod guard;
 mod half_castled;
@@ -373,6 +374,7 @@ impl Engine {
     pub fn finish(&mut self) {
         self.lifts_outlived_by(self.now, true);
         self.flush();
+        self.follow_at_end();
         self.settle_slide_press();
         self.complete_brief_at_end();
         if let Some(lines) = self.unlisted.take()

@@ -62,6 +62,11 @@ impl Settle {
         self.unread
     }
 
+    /// Marks the state unread again: it is to be read at its deadline.
+    pub fn unread_again(&mut self) {
+        self.unread = true;
+    }
+
     /// Marks the state read; returns whether a clock report waited for it.
     pub fn mark_read(&mut self) -> bool {
         self.unread = false;

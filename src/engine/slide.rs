@@ -46,6 +46,12 @@ impl Engine {
         }
     }
 
+    /// Whether the unread board state shows a piece that may be sliding
+    /// on from the record's position (read only once it has stood).
+    pub(super) fn may_be_sliding(&self) -> bool {
+        self.sliding_since(None).is_some()
+    }
+
     /// Whether a lift of `sq` at `t` is the opponent of the sliding
     /// piece's player starting his move while the state is held for the
     /// slide: the record's opponent, or, when the sliding piece is a reply

@@ -72,6 +72,21 @@ impl Touches {
         }
     }
 
+    /// Forgets the touches noted for `player` after `t`: they were the
+    /// opponent's, his move being completed by then.
+    pub fn forget_after(&mut self, player: Color, t: Millis) {
+        let lifts = &mut self.0[player];
+        for (first, together) in [
+            (&mut lifts.own, &mut lifts.own_together),
+            (&mut lifts.theirs, &mut lifts.theirs_together),
+        ] {
+            if first.is_some_and(|(_, at)| at > t) {
+                *first = None;
+                *together = Bitboard::EMPTY;
+            }
+        }
+    }
+
     /// Forgets `player`'s touches: his move is completed.
     pub fn clear(&mut self, player: Color) {
         self.0[player] = FirstLifts::default();

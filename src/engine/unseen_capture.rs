@@ -64,8 +64,11 @@ impl Engine {
             }
             ref several => {
                 // Legal explanations survive: the next moves tell them
-                // apart; nobody is accused meanwhile.
+                // apart; nobody is accused meanwhile. The press completed
+                // one of them: the clock is a move ahead of the record.
                 self.ambiguous(several.iter().map(|&m| vec![m]).collect(), false);
+                self.clock.pending_press[color] = true;
+                self.clock.presses_ahead += 1;
                 true
             }
         }
@@ -85,14 +88,35 @@ impl Engine {
         let Some(sq) = theirs.single_square() else {
             return;
         };
-        if let [m] = self.unseen_captures(pos.turn(), Bitboard::from(sq))[..]
-            && m.to() != sq
+        let captures = self.unseen_captures(pos.turn(), Bitboard::from(sq));
+        // A capture of the lifted piece: it may be the captured piece
+        // taken off, no completion.
+        let (Some(first), false) = (captures.first(), captures.iter().any(|m| m.to() == sq)) else {
+            return;
+        };
+        // The squares the opponent touched from his lift on are his
+        // move's. So is every lift after the capturing piece left its
+        // square (the capture itself showed nothing more): the captured
+        // piece or his own, they are no touches of the mover's.
+        if let Some(from) = first.from()
+            && let Some((left, _, _)) = self.lifted[from.to_usize()]
         {
-            // The squares the opponent touched from his lift on are his
-            // move's.
-            let since = self.settle.since();
-            self.record(&[m], since, self.sensed.last_lift(sq).saturating_sub(1));
-            self.complete_all(since);
+            self.touches.forget_after(pos.turn(), left);
+        }
+        match captures[..] {
+            [m] => {
+                let since = self.settle.since();
+                self.record(&[m], since, self.sensed.last_lift(sq).saturating_sub(1));
+                self.complete_all(since);
+            }
+            // Several: each legal, none certain. Listed, the moves after
+            // them tell them apart (`follow.rs`); nobody is accused of
+            // displaced pieces meanwhile, however long the lifted piece is
+            // held.
+            _ if self.hypotheses.state != crate::resync::SyncState::Ambiguous => {
+                self.ambiguous(captures.iter().map(|&m| vec![m]).collect(), false);
+            }
+            _ => {}
         }
     }
 }
