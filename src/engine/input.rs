@@ -36,8 +36,12 @@ impl Engine {
             }
             BoardEvent::Place(sq, piece) => self.place(*sq, *piece, t),
             BoardEvent::Board(scan) => {
+                if !self.reconnected {
+                    self.slide_stood(Some(t));
+                }
                 self.seq += 1;
                 if self.sensed.apply_scan(scan, self.seq) {
+                    self.scan_period.note(t);
                     self.settle.changed(t, self.seq);
                     // A scan after square-by-square reports is a dump (a
                     // reconnection), and so is a scanning board's first

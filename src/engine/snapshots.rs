@@ -413,21 +413,40 @@ fn latest(states: &[(Bitboard, Bitboard)], shown: &[Bitboard]) -> Option<Vec<usi
 struct PieceStates {
     boards: Vec<Board>,
     moving: Vec<Bitboard>,
+    /// The squares each next move's piece crosses, and that piece: a scan
+    /// may catch it on one of them (a slide).
+    path: Vec<(Bitboard, Option<Piece>)>,
 }
 
 impl PieceStates {
-    fn new(pos: &Chess, line: &[Move]) -> PieceStates {
+    /// The states of `line` from `pos`; `slides`: whether a snapshot may
+    /// catch a move's piece on a square of its path (a fault, weighed only
+    /// when no line passes without one).
+    fn new(pos: &Chess, line: &[Move], slides: bool) -> PieceStates {
         let mut boards = Vec::with_capacity(line.len() + 1);
         let mut moving = Vec::with_capacity(line.len() + 1);
+        let mut path = Vec::with_capacity(line.len() + 1);
         let mut after = pos.clone();
         boards.push(after.board().clone());
         for &m in line {
             moving.push(move_squares(m, after.turn()));
+            path.push(match m {
+                Move::Normal { from, to, role, .. } if slides => (
+                    shakmaty::attacks::between(from, to),
+                    Some(role.of(after.turn())),
+                ),
+                _ => (Bitboard::EMPTY, None),
+            });
             after.play_unchecked(m);
             boards.push(after.board().clone());
         }
         moving.push(Bitboard::EMPTY);
-        PieceStates { boards, moving }
+        path.push((Bitboard::EMPTY, None));
+        PieceStates {
+            boards,
+            moving,
+            path,
+        }
     }
 
     /// Whether the snapshots `shown`, in order, can each be a state at or
@@ -447,11 +466,16 @@ impl PieceStates {
 
     /// Whether a snapshot `shown` can be state `k`: its position, or with
     /// the next move under way (each square it changes empty, or holding
-    /// what it held before or after the move).
+    /// what it held before or after the move; its piece may be caught on a
+    /// square of its path).
     fn fits(&self, k: usize, shown: &[Option<Piece>; 64]) -> bool {
+        let (path, mover) = self.path[k];
         Square::ALL.into_iter().all(|sq| {
             let got = shown[sq.to_usize()];
             let was = self.boards[k].piece_at(sq);
+            if path.contains(sq) && got.is_some() && got == mover {
+                return true;
+            }
             if !self.moving[k].contains(sq) {
                 return got == was;
             }

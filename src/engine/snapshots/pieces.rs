@@ -10,7 +10,7 @@ impl Snapshots {
     /// move in progress (each square that move changes empty, or holding
     /// what it held before or after the move).
     pub fn allow_pieces(&self, pos: &Chess, line: &[Move], since: u64) -> bool {
-        PieceStates::new(pos, line).passes(
+        PieceStates::new(pos, line, true).passes(
             self.pieces
                 .iter()
                 .filter(|(seq, _)| *seq > since)
@@ -47,9 +47,31 @@ impl Snapshots {
     /// Those of `lines`, played from `pos` (shown by event `since`), that
     /// pass as in [`Snapshots::allow_pieces`] through every identifying
     /// snapshot after `since` that at least one of them can show: a
-    /// snapshot none of them explains (a blip) is no evidence.
+    /// snapshot none of them explains (a blip) is no evidence. A line that
+    /// needs a piece caught on its path (a slide, cost 1) is kept only
+    /// when no line passes without one: lines of as many moves that need
+    /// no fault are cheaper (docs/design/reconstruction.md, the cost table).
     pub fn through_pieces(&self, pos: &Chess, lines: &[Vec<Move>], since: u64) -> Vec<Vec<Move>> {
-        let states: Vec<PieceStates> = lines.iter().map(|l| PieceStates::new(pos, l)).collect();
+        let plain = self.through_pieces_as(pos, lines, since, false);
+        if plain.is_empty() {
+            self.through_pieces_as(pos, lines, since, true)
+        } else {
+            plain
+        }
+    }
+
+    /// [`Snapshots::through_pieces`], with slides weighed or not.
+    fn through_pieces_as(
+        &self,
+        pos: &Chess,
+        lines: &[Vec<Move>],
+        since: u64,
+        slides: bool,
+    ) -> Vec<Vec<Move>> {
+        let states: Vec<PieceStates> = lines
+            .iter()
+            .map(|l| PieceStates::new(pos, l, slides))
+            .collect();
         let evidence: Vec<&[Option<Piece>; 64]> = self
             .pieces
             .iter()
