@@ -118,3 +118,48 @@ impl Engine {
         self.hand_awaited = false;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{engine::EngineConfig, replay::replay_script};
+
+    /// The moves recorded from a board that names the pieces and only
+    /// scans, with no clock: 1.e4 e5 2.Nf3 shown one by one a second
+    /// apart, then one scan at 4000 shows 2...Nc6 made and White's f1
+    /// bishop on c4, a square of its diagonal to b5 and a6; the next scan,
+    /// at `next`, shows 3...Nf6 and the bishop on b5, the one after a6.
+    fn read(next: u64) -> Vec<String> {
+        let script = format!(
+            "@0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+             @1000 board rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR\n\
+             @2000 board rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR\n\
+             @3000 board rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R\n\
+             @4000 board r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R\n\
+             @{next} board r1bqkb1r/pppp1ppp/2n2n2/1B2p3/4P3/5N2/PPPP1PPP/RNBQK2R\n\
+             @{} board r1bqkb1r/1ppp1ppp/p1n2n2/1B2p3/4P3/5N2/PPPP1PPP/RNBQK2R\n",
+            next + 1000
+        );
+        let engine = replay_script("t", &script, EngineConfig::default()).unwrap();
+        let game = &engine.games()[0];
+        game.moves().iter().map(|m| m.san.to_string()).collect()
+    }
+
+    #[test]
+    fn a_piece_the_board_stood_with_on_its_path_for_a_scan_period_was_put_down() {
+        // The next scan 2.5 s later: scans in between (not sent: the same)
+        // showed the bishop on c4 a whole period, longer than a drag
+        // crosses a square. 3.Bc4 Nf6 4.Bb5 (Art. 4.7: it was released).
+        assert_eq!(
+            read(6500),
+            ["e4", "e5", "Nf3", "Nc6", "Bc4", "Nf6", "Bb5", "a6"]
+        );
+    }
+
+    #[test]
+    fn a_piece_on_its_path_at_one_scan_alone_may_have_slid_on() {
+        // The next scan a period later: nothing says the bishop stood on
+        // c4; caught sliding to b5 (a slide, 1) is one move fewer in that
+        // period than Bc4, Nf6 and Bb5 all made within it.
+        assert_eq!(read(5000)[..6], ["e4", "e5", "Nf3", "Nc6", "Bb5", "Nf6"]);
+    }
+}

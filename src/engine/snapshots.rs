@@ -578,6 +578,29 @@ mod tests {
     }
 
     #[test]
+    fn a_line_that_needs_no_slide_beats_one_of_as_many_moves_that_does() {
+        // After 1.d4 a6 2.d5, a scan shows Black's e-pawn on e6, the next
+        // one taken there by the d5 pawn. 2...e6 3.dxe6 passes through the
+        // first scan as it stands; 2...e5 3.dxe6 (en passant) only with the
+        // pawn caught on e6 on its way to e5, a slide (1) for nothing.
+        let pos = position("rnbqkbnr/1ppppppp/p7/3P4/8/8/PPP1PPPP/RNBQKBNR b KQkq - 0 2");
+        let mut snapshots = Snapshots::default();
+        snapshots.push_pieces(1, pieces(&pos, "e6", &[]));
+        snapshots.push_pieces(2, pieces(&pos, "e6 dxe6", &[]));
+        let (plain, slid) = (line(&pos, "e6 dxe6"), line(&pos, "e5 dxe6"));
+        assert!(snapshots.allow_pieces(&pos, &slid, 0));
+        assert_eq!(
+            snapshots.through_pieces(&pos, &[slid.clone(), plain.clone()], 0),
+            vec![plain]
+        );
+        // With no line passing as it stands, the slide is the explanation.
+        assert_eq!(
+            snapshots.through_pieces(&pos, std::slice::from_ref(&slid), 0),
+            vec![slid]
+        );
+    }
+
+    #[test]
     fn a_snapshot_no_candidate_explains_is_no_evidence() {
         let start = Chess::default();
         let first = line(&start, "e4 e5 Nf3 Nc6");
