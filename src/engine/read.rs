@@ -627,7 +627,7 @@ fn read_scan_moves(
         Some(Reading::Moves(moves))
             if scanned == Scanned::Snapshot
                 && let Some(other) = passed_over(pos, sensed, &moves, moment.passed, |line| {
-                    snapshots.allow_pieces(pos, line, game.basis(game.ply()))
+                    snapshots.allow_pieces_sliding(pos, line, game.basis(game.ply()))
                 }) =>
         {
             Some(Reading::Ambiguous(vec![moves, other]))

@@ -697,7 +697,8 @@ fn hand_lines(
 }
 
 /// Whether the sensors show `pos` with the rook of a legal castling on its
-/// castling square and the king still on its own: a rook move made, or a
+/// castling square, or on a square on its way there, and the king still on
+/// its own: a rook move made, or a
 /// castling begun with the rook (castling half done). A scan is one
 /// instant, and the king may follow; so nothing tells them apart until the
 /// king moves, a press completes the rook move, or the board goes on.
@@ -711,10 +712,13 @@ fn rook_first(pos: &Chess, sensed: &SensedBoard) -> bool {
         };
         let side = m.castling_side().expect("a castling move has a side");
         let rook_to = side.rook_to(pos.turn());
+        // On its castling square, or caught on its way there (a drag).
+        let way = shakmaty::attacks::between(rook, rook_to).with(rook_to);
         removed == Bitboard::from_square(rook)
-            && added == Bitboard::from_square(rook_to)
-            && sensed
-                .piece_at(rook_to)
+            && added.single_square().is_some_and(|on| way.contains(on))
+            && (added & way)
+                .single_square()
+                .and_then(|on| sensed.piece_at(on))
                 .is_none_or(|p| p == pos.turn().rook())
     })
 }
@@ -973,6 +977,14 @@ mod tests {
             read_scan(&pos, &sensed, 1, true, Slides::Caught),
             ScanReading::Moves(_)
         ));
+        // The rook caught on g1, on its way to f1 (a drag), the king home:
+        // 4.Rg1, or the same castling begun with the rook.
+        let (dragged, _) = play(&pos, &["h1g1"]);
+        let sensed = scanned(&pos, dragged.board(), true);
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Hand
+        );
     }
 
     #[test]

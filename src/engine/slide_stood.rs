@@ -96,11 +96,12 @@ impl Engine {
         });
     }
 
-    /// A scan comes at `t` (`None`: the input ended): a move held back as
-    /// a possible slide whose scan the board then stood as for more than a
-    /// period, or stood as when the input ended (no scan comes), was put
-    /// down where that scan showed it, and is recorded so before anything
-    /// else is read.
+    /// A scan comes at `t` (`None`: the input ended, or the link came back
+    /// after an outage): a move held back as a possible slide whose scan
+    /// the board then stood as for more than a period, or the last scan
+    /// before the input ended or the link went down (no scan shows where
+    /// the piece went), was put down where that scan showed it, and is
+    /// recorded so before anything else is read.
     pub(super) fn slide_stood(&mut self, t: Option<Millis>) {
         let Some(caught) = self.caught_slide.take() else {
             return;

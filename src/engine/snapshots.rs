@@ -588,15 +588,11 @@ mod tests {
         snapshots.push_pieces(1, pieces(&pos, "e6", &[]));
         snapshots.push_pieces(2, pieces(&pos, "e6 dxe6", &[]));
         let (plain, slid) = (line(&pos, "e6 dxe6"), line(&pos, "e5 dxe6"));
-        assert!(snapshots.allow_pieces(&pos, &slid, 0));
+        assert!(snapshots.allow_pieces_sliding(&pos, &slid, 0));
+        assert!(!snapshots.allow_pieces(&pos, &slid, 0));
         assert_eq!(
             snapshots.through_pieces(&pos, &[slid.clone(), plain.clone()], 0),
             vec![plain]
-        );
-        // With no line passing as it stands, the slide is the explanation.
-        assert_eq!(
-            snapshots.through_pieces(&pos, std::slice::from_ref(&slid), 0),
-            vec![slid]
         );
     }
 
