@@ -163,4 +163,25 @@ mod tests {
         // period than Bc4, Nf6 and Bb5 all made within it.
         assert_eq!(read(5000)[..6], ["e4", "e5", "Nf3", "Nc6", "Bb5", "Nf6"]);
     }
+    #[test]
+    fn a_pawn_shown_on_e6_then_taken_there_was_not_sliding_to_e5() {
+        // One scan shows 2.d5 and Black's e-pawn on e6 (it may be on its
+        // way to e5), the next, a period later, 3.dxe6. 2...e6 3.dxe6 and
+        // 2...e5 3.dxe6 (en passant) are as many moves; only the second
+        // needs the pawn caught on e6, a slide bought for nothing.
+        let script = "@0 board rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR\n\
+             @1000 board rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR\n\
+             @2000 board rnbqkbnr/1ppppppp/p7/8/3P4/8/PPP1PPPP/RNBQKBNR\n\
+             @3000 board rnbqkbnr/1ppp1ppp/p3p3/3P4/8/8/PPP1PPPP/RNBQKBNR\n\
+             @4000 board rnbqkbnr/1ppp1ppp/p3P3/8/8/8/PPP1PPPP/RNBQKBNR\n\
+             @5000 board rnbqkbnr/1ppp2pp/p3p3/8/8/8/PPP1PPPP/RNBQKBNR\n\
+             @6000 board rnbqkbnr/1ppp2pp/p3p3/8/4P3/8/PPP2PPP/RNBQKBNR\n";
+        let engine = replay_script("t", script, EngineConfig::default()).unwrap();
+        let moves: Vec<String> = engine.games()[0]
+            .moves()
+            .iter()
+            .map(|m| m.san.to_string())
+            .collect();
+        assert_eq!(moves, ["d4", "a6", "d5", "e6", "dxe6", "fxe6", "e4"]);
+    }
 }
