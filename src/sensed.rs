@@ -189,6 +189,20 @@ impl SensedBoard {
         touched
     }
 
+    /// The event of the last scan or dump applied (0 if none): the squares
+    /// whose last place is that event were first shown full by it.
+    pub fn scanned_at(&self) -> u64 {
+        self.unseen_at
+    }
+
+    /// Whether `sq` read empty before its last place (or was never
+    /// touched): the piece put there filled an empty square, rather than
+    /// replacing another piece.
+    pub fn empty_before_last_place(&self, sq: Square) -> bool {
+        let (placed, lifted) = self.before_place[sq.to_usize()];
+        lifted >= placed
+    }
+
     /// The sequence number of the last event that put a piece on `sq`.
     pub fn last_place(&self, sq: Square) -> u64 {
         self.last_place[sq.to_usize()]

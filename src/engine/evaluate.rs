@@ -78,6 +78,9 @@ impl Engine {
             return self.evaluate_at(closing);
         };
         let reading = self.note_reading(reading, at.scanned);
+        if at.scanned == Scanned::Snapshot {
+            self.note_caught_slide(&reading, at.made_at);
+        }
         let Some(kind) = self.apply_reading(reading, at) else {
             return self.evaluate_at(closing);
         };

@@ -36,8 +36,12 @@ impl Engine {
             }
             BoardEvent::Place(sq, piece) => self.place(*sq, *piece, t),
             BoardEvent::Board(scan) => {
+                // After an outage no scan shows where a caught piece went:
+                // the last scan before it is read as it stands.
+                self.slide_stood((!self.reconnected).then_some(t));
                 self.seq += 1;
                 if self.sensed.apply_scan(scan, self.seq) {
+                    self.scan_period.note(t);
                     self.settle.changed(t, self.seq);
                     // A scan after square-by-square reports is a dump (a
                     // reconnection), and so is a scanning board's first

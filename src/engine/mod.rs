@@ -48,6 +48,7 @@ mod scan_slide;
 mod scanned;
 mod settle;
 mod slide;
+mod slide_stood;
 mod snapshots;
 mod touch;
 mod unconfirmed;
@@ -166,6 +167,10 @@ pub struct Engine {
     /// from that position which was read as a hand at work instead
     /// (identifying snapshots only).
     passed: Option<(usize, Vec<Vec<Move>>)>,
+    /// A move a scan showed, held back as a piece that may be sliding on
+    /// (`slide_stood.rs`), and the gaps between scans that tell.
+    caught_slide: Option<slide_stood::CaughtSlide>,
+    scan_period: slide_stood::ScanPeriod,
     /// Per square, when a piece was last lifted from it and what the board
     /// said it was: a piece put back within the settle time is a blip.
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
@@ -245,6 +250,8 @@ impl Engine {
             hand_awaited: false,
             held: None,
             passed: None,
+            caught_slide: None,
+            scan_period: slide_stood::ScanPeriod::default(),
             lifted: [None; 64],
             placed: [None; 64],
             unconfirmed: None,
@@ -376,6 +383,7 @@ impl Engine {
         self.flush();
         self.follow_at_end();
         self.settle_slide_press();
+        self.slide_stood(None);
         self.complete_brief_at_end();
         if let Some(lines) = self.unlisted.take()
             && !self.game().is_over()
@@ -386,7 +394,7 @@ impl Engine {
             self.list_undecided();
         } else if self.hand_awaited
             && !self.game().is_over()
-            && self.clock.pending_press[self.game().position().turn()]
+            && (self.clock.pending_press[self.game().position().turn()] || self.slide_at_end())
         {
             // The player to move pressed his clock after the board last
             // changed, and nothing came after: the board stands as he left

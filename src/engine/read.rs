@@ -639,9 +639,25 @@ fn read_scan_moves(
     match reading {
         Some(Reading::Moves(moves))
             if scanned == Scanned::Snapshot
-                && let Some(other) = passed_over(pos, sensed, &moves, moment.passed) =>
+                && let Some(other) = passed_over(pos, sensed, &moves, moment.passed, |line| {
+                    snapshots.allow_pieces_sliding(pos, line, game.basis(game.ply()))
+                }) =>
         {
             Some(Reading::Ambiguous(vec![moves, other]))
+        }
+        // Lines of as many moves, one of which the snapshots since the
+        // record's position (the one that showed it included) show with no
+        // piece caught on its path: the others need a slide (1) for
+        // nothing (an e-pawn shown on e6, then taken there: 5...e6 6.dxe6,
+        // not 5...e5 caught on e6 and taken en passant).
+        Some(Reading::Ambiguous(lines))
+            if scanned == Scanned::Snapshot
+                && sensed.identifies_all()
+                && let [line] = snapshots
+                    .through_pieces(pos, &lines, game.basis(game.ply()).saturating_sub(1))
+                    .as_slice() =>
+        {
+            Some(Reading::Moves(line.clone()))
         }
         // More than two moves one snapshot shows must pass through the
         // snapshots before it (a hand at work after other moves may read

@@ -16,18 +16,23 @@ impl Engine {
     pub(super) fn record(&mut self, moves: &[Move], made_at: Millis, basis: u64) {
         let before = (moves.len() == 1).then(|| self.game().position().clone());
         let first_ply = self.game().ply() + 1;
-        let inferred = if self.reading_dump {
+        let shown_alone = self.shown_alone(moves);
+        let inferred = if self.scanned && self.sensed.identifies_all() {
+            (moves.len() > shown_alone + 1 || self.reading_dump).then_some(first_ply + shown_alone)
+        } else if self.reading_dump {
             Some(first_ply)
         } else if moves.len() > 1 {
             self.first_inferred(first_ply - 1, moves)
         } else {
             None
         };
+        let mut shown = self.game().basis(self.game().ply());
         for &m in moves {
             // A later move completes every earlier one (Art. 6.2.1.2).
             self.complete_all(made_at);
             let mover = self.game().position().turn();
-            let ply = self.push_made(m, made_at, basis);
+            shown = shown.max(self.last_changed(m, mover));
+            let ply = self.push_made(m, made_at, self.shown_by(shown, basis));
             let ahead = std::mem::take(&mut self.clock.presses_ahead);
             if std::mem::take(&mut self.clock.pending_press[mover]) || ahead > 0 {
                 // The clock was pressed before the board showed the move.
@@ -79,6 +84,44 @@ impl Engine {
             .unshown_plies_so_far(pos, &line, game.basis(from))
             .first()
             .map(|k| from + k)
+    }
+
+    /// How many of `moves`, from the record's position, an earlier scan
+    /// of a board that names the pieces showed made one by one, each
+    /// position piece for piece (a scan that may have caught a slide is
+    /// read at the next one, which may show the next move made too): those
+    /// were shown, not inferred.
+    fn shown_alone(&self, moves: &[Move]) -> usize {
+        if !(self.scanned && self.sensed.identifies_all()) {
+            return 0;
+        }
+        let game = self.game();
+        let (pos, since) = (game.position(), game.basis(game.ply()));
+        (1..moves.len())
+            .take_while(|&k| self.snapshots.shown_exactly(pos, &moves[..k], since) == Some(k))
+            .count()
+    }
+
+    /// The event that last changed a square of `m` (played by `mover`).
+    fn last_changed(&self, m: Move, mover: Color) -> u64 {
+        crate::matcher::move_squares(m, mover)
+            .into_iter()
+            .map(|sq| self.sensed.last_place(sq).max(self.sensed.last_lift(sq)))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The event from which the board showed a position recorded by event
+    /// `basis`. A scanning board's move may be read a scan after the one
+    /// that first showed it (it waited: that scan may have caught a slide),
+    /// and the squares changed since that scan are the next moves' own.
+    /// `shown`: the last change to the squares of the moves up to it.
+    fn shown_by(&self, shown: u64, basis: u64) -> u64 {
+        if self.scanned && self.snapshots.only() && self.sensed.identifies_all() {
+            basis.min(shown)
+        } else {
+            basis
+        }
     }
 
     /// Tells the arbiter that the moves recorded from half-move

@@ -54,6 +54,17 @@ impl Engine {
         true
     }
 
+    /// Whether the input ended while a scan that may have caught a piece
+    /// on its path waited for the next scan (a board that names the pieces
+    /// and only scans), the board showing a position legal moves reach: no
+    /// scan comes, and the piece stands where the last one showed it.
+    pub(super) fn slide_at_end(&self) -> bool {
+        self.scanned
+            && self.snapshots.only()
+            && self.sensed.identifies_all()
+            && !super::scanned::exact_now(self.game().position(), &self.sensed).is_empty()
+    }
+
     /// Completes the move a kept press completed once a scan after it has
     /// been read: as the record now has it (the same move, or changed
     /// along its path by the reading).
@@ -116,20 +127,25 @@ fn may_go_on(pos: &Chess, m: Move) -> bool {
 /// caught on a square strictly between the two squares of one of his legal
 /// moves (a pawn's double step, a bishop's, rook's or queen's move), the
 /// piece it captures, if any, on its square or already taken off.
+#[cfg(test)]
 pub fn slide_in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
+    slide_caught(pos, sensed).is_some()
+}
+
+/// As [`slide_in_progress`]: the square the piece was caught on.
+pub fn slide_caught(pos: &Chess, sensed: &SensedBoard) -> Option<Square> {
     let board = pos.board();
     let removed = board.occupied() & !sensed.occupied();
     let added = sensed.occupied() & !board.occupied();
     // One square filled, one or two emptied: nothing else can be a slide.
-    let Some(on) = added.single_square() else {
-        return false;
-    };
+    let on = added.single_square()?;
     if removed.is_empty() || removed.count() > 2 {
-        return false;
+        return None;
     }
     pos.legal_moves()
         .iter()
         .any(|m| caught_on(pos, sensed, m, on, removed))
+        .then_some(on)
 }
 
 /// Whether `m`'s piece, caught on `on` on its way, explains the board with

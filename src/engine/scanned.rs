@@ -12,7 +12,7 @@
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
 use super::progress::{hand_in_progress, in_progress};
-use super::scan_slide::slide_in_progress;
+use super::scan_slide::slide_caught;
 use super::snapshots::Snapshots;
 use crate::{
     matcher::{admits_line, distinct},
@@ -477,12 +477,14 @@ pub(super) fn exact_now(pos: &Chess, sensed: &SensedBoard) -> Vec<Vec<Move>> {
 /// earlier scan from `pos` which was read as a hand at work instead. A
 /// rook caught mid-slide on the square a longer line puts it on reads
 /// like that line made; when the board then goes on to a position both
-/// stories reach, nothing tells them apart.
+/// stories reach, nothing tells them apart. Not a line the snapshots
+/// since rule out (`allowed`: it must pass through each in order).
 pub(super) fn passed_over(
     pos: &Chess,
     sensed: &SensedBoard,
     moves: &[Move],
     passed: &[Vec<Move>],
+    allowed: impl Fn(&[Move]) -> bool,
 ) -> Option<Vec<Move>> {
     for line in passed {
         if line.starts_with(moves) || moves.starts_with(line) || !is_legal_line(pos, line) {
@@ -492,11 +494,16 @@ pub(super) fn passed_over(
         for &m in line {
             after.play_unchecked(m);
         }
-        if sensed.shows(after.board()) {
+        if sensed.shows(after.board()) && allowed(line) {
             return Some(line.clone());
         }
-        if let Some(tail) = exact_explanations(&after, sensed, 2).0.into_iter().next() {
-            return Some(line.iter().copied().chain(tail).collect());
+        if let Some(whole) = exact_explanations(&after, sensed, 2)
+            .0
+            .into_iter()
+            .map(|tail| line.iter().copied().chain(tail).collect::<Vec<_>>())
+            .find(|whole| allowed(whole))
+        {
+            return Some(whole);
         }
     }
     None
@@ -661,10 +668,19 @@ fn hand_lines(
 ) {
     if path.len() >= pressed
         && (hand_in_progress(pos, sensed)
+            || slides == Slides::Caught && rook_first(pos, sensed)
             || slides == Slides::Caught
-                && !path.is_empty()
-                && path.len() == pressed
-                && slide_in_progress(pos, sensed))
+                && slide_caught(pos, sensed).is_some_and(|on| {
+                    // After the moves the presses completed, or on a square
+                    // the latest scan was the first to show full, empty
+                    // before: a piece that stood there a whole scan period
+                    // was put down, and one that replaced another piece
+                    // there was no piece crossing an empty square.
+                    !path.is_empty()
+                        && (path.len() == pressed
+                            || sensed.last_place(on) == sensed.scanned_at()
+                                && sensed.empty_before_last_place(on))
+                }))
     {
         found.push(path.clone());
     }
@@ -678,6 +694,33 @@ fn hand_lines(
         hand_lines(&after, sensed, plies - 1, pressed, slides, path, found);
         path.pop();
     }
+}
+
+/// Whether the sensors show `pos` with the rook of a legal castling on its
+/// castling square, or on a square on its way there, and the king still on
+/// its own: a rook move made, or a
+/// castling begun with the rook (castling half done). A scan is one
+/// instant, and the king may follow; so nothing tells them apart until the
+/// king moves, a press completes the rook move, or the board goes on.
+fn rook_first(pos: &Chess, sensed: &SensedBoard) -> bool {
+    let board = pos.board();
+    let removed = board.occupied() & !sensed.occupied();
+    let added = sensed.occupied() & !board.occupied();
+    pos.legal_moves().iter().any(|m| {
+        let Move::Castle { rook, .. } = *m else {
+            return false;
+        };
+        let side = m.castling_side().expect("a castling move has a side");
+        let rook_to = side.rook_to(pos.turn());
+        // On its castling square, or caught on its way there (a drag).
+        let way = shakmaty::attacks::between(rook, rook_to).with(rook_to);
+        removed == Bitboard::from_square(rook)
+            && added.single_square().is_some_and(|on| way.contains(on))
+            && (added & way)
+                .single_square()
+                .and_then(|on| sensed.piece_at(on))
+                .is_none_or(|p| p == pos.turn().rook())
+    })
 }
 
 /// Whether a piece caught on a square of its path counts as a move in
@@ -887,6 +930,57 @@ mod tests {
         let mut board = pos.board().clone();
         board.discard_piece_at(Square::G1);
         let sensed = scanned(&pos, &board, false);
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Hand
+        );
+    }
+
+    #[test]
+    fn a_piece_first_caught_on_its_path_after_the_opponents_move_waits() {
+        // 1.e4 e5 2.Nf3, then one scan (no press) shows 2...Nc6 made and
+        // the f1 bishop on e2, a square of its way to b5: 2...Nc6 is
+        // certain, 3.Be2 may be 3.Bb5 caught sliding.
+        let (pos, _) = play(&Chess::default(), &["e2e4", "e7e5", "g1f3"]);
+        let (after, moves) = play(&pos, &["b8c6", "f1e2"]);
+        let sensed = scanned(&pos, after.board(), true);
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Moves(vec![moves[0]])
+        );
+        // The same board at a second scan: the bishop stood a whole scan
+        // period on e2, so it was put down there.
+        let mut again = sensed.clone();
+        again.apply_scan(&Scan::from_board(after.board(), true), 2);
+        assert_eq!(
+            read_scan(&pos, &again, 0, true, Slides::Caught),
+            ScanReading::Moves(moves)
+        );
+    }
+
+    #[test]
+    fn a_rook_on_its_castling_square_with_the_king_home_waits() {
+        // 1.e4 e5 2.Nf3 Nc6 3.Bc4 Bc5, then the h1 rook on f1, the king
+        // on e1: 4.Rf1, or castling begun with the rook.
+        let (pos, _) = play(
+            &Chess::default(),
+            &["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "f8c5"],
+        );
+        let (after, _) = play(&pos, &["h1f1"]);
+        let sensed = scanned(&pos, after.board(), true);
+        assert_eq!(
+            read_scan(&pos, &sensed, 0, true, Slides::Caught),
+            ScanReading::Hand
+        );
+        // White pressed: his move is over, a rook move.
+        assert!(matches!(
+            read_scan(&pos, &sensed, 1, true, Slides::Caught),
+            ScanReading::Moves(_)
+        ));
+        // The rook caught on g1, on its way to f1 (a drag), the king home:
+        // 4.Rg1, or the same castling begun with the rook.
+        let (dragged, _) = play(&pos, &["h1g1"]);
+        let sensed = scanned(&pos, dragged.board(), true);
         assert_eq!(
             read_scan(&pos, &sensed, 0, true, Slides::Caught),
             ScanReading::Hand

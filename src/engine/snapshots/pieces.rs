@@ -10,7 +10,18 @@ impl Snapshots {
     /// move in progress (each square that move changes empty, or holding
     /// what it held before or after the move).
     pub fn allow_pieces(&self, pos: &Chess, line: &[Move], since: u64) -> bool {
-        PieceStates::new(pos, line).passes(
+        self.allow_pieces_as(pos, line, since, false)
+    }
+
+    /// As [`Snapshots::allow_pieces`], a snapshot may also catch a move's
+    /// piece on a square of its path (a slide: weighed where a line is
+    /// looked for that a slide may explain, not where lines compete).
+    pub fn allow_pieces_sliding(&self, pos: &Chess, line: &[Move], since: u64) -> bool {
+        self.allow_pieces_as(pos, line, since, true)
+    }
+
+    fn allow_pieces_as(&self, pos: &Chess, line: &[Move], since: u64, slides: bool) -> bool {
+        PieceStates::new(pos, line, slides).passes(
             self.pieces
                 .iter()
                 .filter(|(seq, _)| *seq > since)
@@ -47,9 +58,26 @@ impl Snapshots {
     /// Those of `lines`, played from `pos` (shown by event `since`), that
     /// pass as in [`Snapshots::allow_pieces`] through every identifying
     /// snapshot after `since` that at least one of them can show: a
-    /// snapshot none of them explains (a blip) is no evidence.
+    /// snapshot none of them explains (a blip) is no evidence. A line that
+    /// passes only with a piece caught on its path (a slide, cost 1) does
+    /// not: against lines of as many moves that need no fault it buys
+    /// nothing (docs/design/reconstruction.md, the cost table).
     pub fn through_pieces(&self, pos: &Chess, lines: &[Vec<Move>], since: u64) -> Vec<Vec<Move>> {
-        let states: Vec<PieceStates> = lines.iter().map(|l| PieceStates::new(pos, l)).collect();
+        self.through_pieces_as(pos, lines, since, false)
+    }
+
+    /// [`Snapshots::through_pieces`], with slides weighed or not.
+    fn through_pieces_as(
+        &self,
+        pos: &Chess,
+        lines: &[Vec<Move>],
+        since: u64,
+        slides: bool,
+    ) -> Vec<Vec<Move>> {
+        let states: Vec<PieceStates> = lines
+            .iter()
+            .map(|l| PieceStates::new(pos, l, slides))
+            .collect();
         let evidence: Vec<&[Option<Piece>; 64]> = self
             .pieces
             .iter()
