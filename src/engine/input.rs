@@ -78,27 +78,23 @@ impl Engine {
             other => {
                 // The rest speak of the settled position.
                 self.flush();
-                if matches!(
+                let players_end_game = matches!(
                     other,
                     BoardEvent::Resign(_)
                         | BoardEvent::Draw
                         | BoardEvent::Result(_)
                         | BoardEvent::Special(_)
-                ) && (self.hand_awaited
-                    || self.scanned && !self.sensed.shows_position(self.game().position()))
+                );
+                if players_end_game
+                    && (self.hand_awaited
+                        || self.scanned && !self.sensed.shows_position(self.game().position()))
                 {
                     // The players ended the game: what the board shows is
                     // where they left it, not a piece in the air (also when
                     // only the first of the moves a scan showed was read).
                     self.evaluate_at(true);
                 }
-                if matches!(
-                    other,
-                    BoardEvent::Resign(_)
-                        | BoardEvent::Draw
-                        | BoardEvent::Result(_)
-                        | BoardEvent::Special(_)
-                ) {
+                if players_end_game {
                     // Listed candidates: the board stands as they left it.
                     self.follow_at_end();
                 }
