@@ -23,6 +23,7 @@ mod claim;
 mod complete;
 mod config;
 mod correct;
+mod cost;
 mod endings;
 mod evaluate;
 mod first_reading;

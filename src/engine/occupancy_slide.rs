@@ -59,12 +59,8 @@ fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
     }
 }
 
-/// The cost table's figures (docs/design/reconstruction.md, section 3)
-/// that weigh a slide against moves made.
-const SLIDE: usize = 1;
-const BLIP: usize = 3;
-const INFERRED: usize = 2;
-const MARGIN: usize = 2;
+/// The cost table's figures that weigh a slide against moves made.
+use super::cost::{BLIP, INFERRED_PLY as INFERRED, MARGIN, MISSING_PRESS, SLIDE};
 
 /// One story's lines from the record's position, with the snapshots
 /// (since event `since`, the record's last state) as that story reads
@@ -91,7 +87,7 @@ impl Story<'_> {
                             .snapshots
                             .unshown_plies_so_far(pos, l, self.since)
                             .len()
-                    + BLIP * self.presses.map_or(0, |p| presses_missing(l.len(), p))
+                    + MISSING_PRESS * self.presses.map_or(0, |p| presses_missing(l.len(), p))
             })
             .min()
     }

@@ -1,0 +1,36 @@
+//! The cost table of docs/design/reconstruction.md (section 3), written
+//! once. Each figure is what one assumption about the board adds to a
+//! hypothesis; the cheapest hypothesis explains, and those within
+//! [`MARGIN`] of it survive. The figures the code weighs by number are
+//! here; the design document gives the whole table and why each one is
+//! what it is, and a change to a figure here is a change to that table.
+
+/// How far above the cheapest a hypothesis may cost and still survive:
+/// one inferred ply, or a slide and a little more, but never a blip.
+pub(super) const MARGIN: usize = 2;
+
+/// A ply no observation showed: scans and outages skip states, but each
+/// skipped ply is a guess.
+pub(super) const INFERRED_PLY: usize = 2;
+
+/// A piece a scan caught on an empty square of its own path: pieces are
+/// dragged about half the time, and one scan catching one is common.
+pub(super) const SLIDE: usize = 1;
+
+/// One square read wrong for one report: sensors flicker, but less often
+/// than pieces move.
+pub(super) const BLIP: usize = 3;
+
+/// A completed move with no press on a board with a clock: a player
+/// presses having moved (Art. 6.2.1); forgetting is as rare as a blip.
+pub(super) const MISSING_PRESS: usize = 3;
+
+// The orderings the decision policy relies on, checked when the crate is
+// built, so no figure can be changed against the design's reasons.
+// A slide is cheaper than a ply no scan showed, and both survive against a
+// line that needs neither.
+const _: () = assert!(SLIDE < INFERRED_PLY && INFERRED_PLY <= MARGIN);
+// A blip never survives beside a story that needs no fault.
+const _: () = assert!(BLIP > MARGIN);
+// A forgotten press is no likelier than a blip.
+const _: () = assert!(MISSING_PRESS >= BLIP);
