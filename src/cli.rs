@@ -284,15 +284,22 @@ fn replay(
         }
     };
     if json {
-        for report in game_reports(&engine) {
-            let line = serde_json::to_string(&report).map_err(|e| Failure::input(e.to_string()))?;
+        let reports = game_reports(&engine);
+        for report in &reports {
+            let line = serde_json::to_string(report).map_err(|e| Failure::input(e.to_string()))?;
             writeln!(out, "{line}").map_err(write_err)?;
         }
+        // Freed by the process's end: dropping them freed every move's SAN
+        // and UCI strings one by one.
+        std::mem::forget(reports);
     } else {
         for game in reported_games(&engine) {
             write!(out, "{}", game.to_pgn()).map_err(write_err)?;
         }
     }
+    // The command ends here: its games, every position of every one, go
+    // with the process rather than allocation by allocation.
+    std::mem::forget(engine);
     Ok(())
 }
 

@@ -30,9 +30,7 @@ pub fn legal_moves(pos: &Chess) -> Rc<MoveList> {
             recent.last = i;
             return Rc::clone(&recent.slots[i].1);
         }
-        let moves = Rc::new(pos.legal_moves());
-        recent.remember(key, Rc::clone(&moves));
-        moves
+        recent.remember(key, pos)
     })
 }
 
@@ -73,15 +71,27 @@ struct Recent {
 }
 
 impl Recent {
-    fn remember(&mut self, key: Key, moves: Rc<MoveList>) {
+    /// Generates and keeps the moves of `pos` (`key`), in place of the
+    /// oldest position remembered once all slots are used.
+    fn remember(&mut self, key: Key, pos: &Chess) -> Rc<MoveList> {
         if self.slots.len() < SLOTS {
             self.last = self.slots.len();
-            self.slots.push((key, moves));
-        } else {
-            self.last = self.next;
-            self.slots[self.next] = (key, moves);
-            self.next = (self.next + 1) % SLOTS;
+            let moves = Rc::new(pos.legal_moves());
+            self.slots.push((key, Rc::clone(&moves)));
+            return moves;
         }
+        self.last = self.next;
+        let slot = &mut self.slots[self.next];
+        self.next = (self.next + 1) % SLOTS;
+        slot.0 = key;
+        // The list of the position forgotten takes the new moves when no
+        // caller holds it any more (nearly always): no allocation of a
+        // list's room for 270 moves per position.
+        match Rc::get_mut(&mut slot.1) {
+            Some(moves) => *moves = pos.legal_moves(),
+            None => slot.1 = Rc::new(pos.legal_moves()),
+        }
+        Rc::clone(&slot.1)
     }
 }
 

@@ -99,7 +99,8 @@ pub fn explain(pos: &Chess, sensed: &SensedBoard, since: u64, plies: usize) -> E
         return Explanation::None;
     }
     let mut found: Vec<Vec<Move>> = Vec::new();
-    let mut path = Vec::with_capacity(plies);
+    // Grown only by a search of two moves or more: most are of one.
+    let mut path = Vec::new();
     let ctx = Context {
         sensed,
         touched,
@@ -286,6 +287,10 @@ fn pick(found: Vec<Vec<Move>>) -> Explanation {
 /// that differ only in a promotion piece the sensors could not tell apart
 /// are one, read as the queen.
 pub(crate) fn distinct(lines: Vec<Vec<Move>>) -> Vec<Vec<Move>> {
+    // Nearly always one line or none: nothing to compare, nothing to copy.
+    if lines.len() < 2 {
+        return lines;
+    }
     // Compared move by move, without collecting keys.
     let key = |m: &Move| (m.from(), m.to(), m.is_castle());
     let same_way = |a: &[Move], b: &[Move]| {

@@ -68,7 +68,7 @@ impl SensedBoard {
         let i = sq.to_usize();
         self.before_lift[i] = (self.last_place[i], self.last_lift[i]);
         self.last_lift[i] = seq;
-        self.touched_memo.set(None);
+        self.stamped(sq, seq);
         let changed = self.occupied.contains(sq);
         self.occupied.discard(sq);
         self.identified.discard(sq);
@@ -82,7 +82,7 @@ impl SensedBoard {
         let i = sq.to_usize();
         self.before_place[i] = (self.last_place[i], self.last_lift[i]);
         self.last_place[i] = seq;
-        self.touched_memo.set(None);
+        self.stamped(sq, seq);
         let changed =
             !self.occupied.contains(sq) || (piece.is_some() && self.piece_at(sq) != piece);
         self.occupied.add(sq);
@@ -93,6 +93,20 @@ impl SensedBoard {
             None => self.identities.discard_piece_at(sq),
         }
         changed
+    }
+
+    /// Keeps [`SensedBoard::touched_since`]'s remembered answer true once
+    /// a stamp of `sq` became `seq`: an event after the question's `since`
+    /// only adds `sq` to it (nearly always: events come in order), anything
+    /// else drops it. Scanning the 64 squares again after every event was
+    /// a thirtieth of a replay.
+    fn stamped(&self, sq: Square, seq: u64) {
+        let kept = self
+            .touched_memo
+            .get()
+            .filter(|&(since, _)| seq > since)
+            .map(|(since, touched)| (since, touched.with(sq)));
+        self.touched_memo.set(kept);
     }
 
     /// The piece lifted from `sq` was put back before the state settled: a
@@ -347,6 +361,48 @@ mod tests {
         assert_eq!(s.touched_since(5), bb(&[Square::E4, Square::G1]));
         assert_eq!(s.touched_since(7), bb(&[Square::G1]));
         assert_eq!(s.touched_since(8), Bitboard::EMPTY);
+    }
+
+    /// Remembered answers kept up event by event are the squares' own
+    /// stamps read afresh: events in order and out of order, lifts and
+    /// places, questions about several `since`s in turn.
+    #[test]
+    fn touched_since_kept_up_by_events_is_the_scan() {
+        let mut s = SensedBoard::showing(&Board::default());
+        let fresh = |s: &SensedBoard, since: u64| {
+            let copy = s.clone();
+            copy.touched_memo.set(None);
+            copy.touched_since(since)
+        };
+        // A walk over squares, stamps and questions (a linear congruential
+        // sequence): stamps mostly rising, sometimes older than the question.
+        let mut x: u64 = 12345;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let (mut seq, mut since) = (0, 0);
+        for _ in 0..20_000 {
+            let sq = Square::new(next(64) as u32);
+            seq += 1;
+            let stamp = if next(10) == 0 { next(seq + 1) } else { seq };
+            if next(2) == 0 {
+                s.lift(sq, stamp);
+            } else {
+                s.place(sq, None, stamp);
+            }
+            // The same question after most events, as a reader asks it.
+            if next(8) == 0 {
+                since = seq.saturating_sub(next(12));
+            }
+            assert_eq!(s.touched_since(since), fresh(&s, since), "since {since}");
+            if next(16) == 0 {
+                let other = seq.saturating_sub(next(40));
+                assert_eq!(s.touched_since(other), fresh(&s, other), "since {other}");
+            }
+        }
     }
 
     /// The answer is remembered for the next question with the same
