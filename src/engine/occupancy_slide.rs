@@ -61,6 +61,13 @@ fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
 
 /// The cost table's figures (docs/design/reconstruction.md, section 3)
 /// that weigh a slide against moves made.
+/// A scan catching a move in progress: its pieces lifted (HAND), or one
+/// of them on a square of its path (SLIDE). Such a scan is an instant of the
+/// short time a hand is at work, where a scan showing a position exactly
+/// is one of the long time the board stands (docs/design/reconstruction.md,
+/// the cost table): a story that reads scan after scan as a hand at work
+/// where another reads them as positions shown is the dearer one.
+const HAND: usize = 1;
 const SLIDE: usize = 1;
 const BLIP: usize = 3;
 const INFERRED: usize = 2;
@@ -75,17 +82,25 @@ pub(super) struct Story<'a> {
     pub since: u64,
     /// With a clock, the presses since the record's position (in turn).
     pub presses: Option<usize>,
+    /// The event of the scan that showed the square weighed: the fault
+    /// each story assumes there weighs it.
+    pub weighed: u64,
 }
 
 impl Story<'_> {
     /// The cheapest line: `fault` for the story's one fault (its own, or
-    /// as `fault` says for a line), 2 per ply no snapshot showed, and 3
-    /// per press the line's completed moves lack.
+    /// as `fault` says for a line), 1 per scan that shows none of the
+    /// line's positions exactly (a move in progress caught), 2 per ply no
+    /// snapshot showed, and 3 per press the line's completed moves lack.
     fn cost(&self, pos: &Chess, fault: impl Fn(&[Move]) -> usize) -> Option<usize> {
         self.lines
             .iter()
             .map(|l| {
                 fault(l)
+                    + HAND
+                        * self
+                            .snapshots
+                            .caught_in_motion(pos, l, self.since, Some(self.weighed))
                     + INFERRED
                         * self
                             .snapshots
@@ -110,7 +125,8 @@ fn presses_missing(len: usize, presses: usize) -> usize {
 /// Of candidate lines followed on from `pos` on a board that only senses
 /// occupancy, each explaining the scans exactly, those whose
 /// cost is within the margin of the cheapest: 2 per ply no snapshot since
-/// event `since` showed. A story whose capture, begun at one scan, needs
+/// event `since` showed, 1 per snapshot showing none of the line's
+/// positions exactly (a move in progress caught). A story whose capture, begun at one scan, needs
 /// moves no scan showed to reach the next (1.Qf4 e4 2.Qe5 Kf8 with the e4
 /// pawn taken off, then the king on g8 and the queen back on e5) loses to
 /// one the scans show move by move (1.Qe4 Kf8 2.Qxe5 Kg8).
@@ -120,7 +136,10 @@ pub(super) fn cheapest_lines(
     snapshots: &Snapshots,
     since: u64,
 ) -> Vec<Vec<Move>> {
-    let cost = |l: &Vec<Move>| INFERRED * snapshots.plies_unshown(pos, l, since);
+    let cost = |l: &Vec<Move>| {
+        INFERRED * snapshots.plies_unshown(pos, l, since)
+            + HAND * snapshots.caught_in_motion(pos, l, since, None)
+    };
     let Some(cheapest) = lines.iter().map(cost).min() else {
         return lines;
     };
@@ -258,6 +277,7 @@ mod tests {
             snapshots: &blind,
             since: 0,
             presses: None,
+            weighed: 1,
         };
         for (to, verdict) in [
             (Square::F1, SlideVerdict::Slid),
@@ -273,6 +293,7 @@ mod tests {
                 snapshots: &repaired,
                 since: 0,
                 presses: None,
+                weighed: 1,
             };
             let got = weigh_slide(
                 &pos,
@@ -338,12 +359,56 @@ mod tests {
             snapshots: &shown,
             since: 0,
             presses,
+            weighed: 0,
         };
         assert_eq!(story(None).cost(&pos, |_| 0), Some(0));
         assert_eq!(story(Some(1)).cost(&pos, |_| 0), Some(BLIP));
         assert_eq!(story(Some(2)).cost(&pos, |_| 0), Some(0));
         // The last move may wait for its press.
         assert_eq!(presses_missing(1, 0), 0);
+    }
+
+    #[test]
+    fn a_story_reading_scan_after_scan_as_a_hand_at_work_is_the_dearer() {
+        // ...Bxd1 dragged over f3 and caught there (g4 empty, f3 full),
+        // then f3 empty with d1 full, then f1 empty: the bishop took on d1
+        // and the f1 rook took back, each scan a position (a slide, 1).
+        // Read as ...Bf3 made, both later scans are White's hand taking
+        // f3 (the bishop off, then the rook lifted): two scans of a hand
+        // at work (2), where the slide's story shows positions.
+        let pos = position("6k1/8/8/8/6b1/8/7K/3R1R2 b - - 0 1");
+        let made_line = uci_line(&pos, &["g4f3"]);
+        let slid_line = uci_line(&pos, &["g4d1", "f1d1"]);
+        let f3 = Bitboard::from_square(Square::F3);
+        let caught = after(&pos, &made_line);
+        let taken = after(&pos, &slid_line[..1]);
+        let mut shown = Snapshots::default();
+        shown.push(1, caught);
+        shown.push(2, taken);
+        shown.push(3, after(&pos, &slid_line));
+        let mut repaired = shown.clone();
+        repaired.forget_blips(1, f3);
+        assert_eq!(shown.caught_in_motion(&pos, &made_line, 0, Some(1)), 2);
+        assert_eq!(repaired.caught_in_motion(&pos, &slid_line, 0, Some(1)), 0);
+        // Weighing every scan, the made story's first shows its position.
+        assert_eq!(shown.caught_in_motion(&pos, &made_line, 0, None), 2);
+        let story = |lines, snapshots| Story {
+            lines,
+            snapshots,
+            since: 0,
+            presses: None,
+            weighed: 1,
+        };
+        let made = [made_line.clone()];
+        let slid = [slid_line];
+        let got = weigh_slide(
+            &pos,
+            &made_line,
+            f3,
+            [story(&made, &shown), story(&[], &shown)],
+            story(&slid, &repaired),
+        );
+        assert_eq!(got, Some(SlideVerdict::BothSlidCheaper));
     }
 
     #[test]

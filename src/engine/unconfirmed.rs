@@ -287,6 +287,7 @@ impl Engine {
             snapshots,
             since,
             presses,
+            weighed: u.seq,
         };
         let slide = weigh_slide(
             pos,
@@ -298,8 +299,18 @@ impl Engine {
             ],
             story(&slid_lines, &stories.repaired),
         );
+        // The last scan filled a square: it may have caught a piece on its
+        // way too (the rook taking back caught on b8), which only the scan
+        // after it tells; the move made is not recorded on it.
+        let last = self
+            .snapshots
+            .last()
+            .map_or(Bitboard::EMPTY, |(_, shown)| shown);
+        let in_doubt = (self.snapshots.changed_last() & last).any()
+            && self.snapshots.count_after(u.seq) <= MAX_WEIGHED + 1;
         match slide.filter(|_| u.may_slide) {
             Some(SlideVerdict::Slid) => self.forget(u, stories),
+            Some(_) if in_doubt => self.unconfirmed = Some(u),
             Some(SlideVerdict::Both | SlideVerdict::BothSlidCheaper)
                 if self.snapshots.count_after(u.seq) <= MAX_WEIGHED =>
             {
@@ -425,6 +436,10 @@ impl Engine {
         }
         let mut repaired = self.snapshots.clone();
         repaired.forget_blips(u.seq, back);
+        // The piece gone on from the square may be caught on its way by a
+        // later scan too, or the next move's (a rook caught on d7 taking
+        // on d8, then the one taking back caught on b8).
+        repaired.forget_odd_fills_after(u.seq);
         let whole = |line: Vec<Move>| [&u.moves[..], &line].concat();
         let (made_exact, made_hand) = SnapshotLines {
             pos: &after,
