@@ -9,7 +9,7 @@
 //! the move waits for the next scan (docs/design/reconstruction.md, the
 //! slide), and a press meanwhile says the move was made, not where.
 
-use shakmaty::{Bitboard, Chess, Move, Position, Square, attacks};
+use shakmaty::{Bitboard, Chess, Move, Position, Role, Square, attacks};
 
 use super::snapshots::Snapshots;
 
@@ -39,6 +39,29 @@ pub(super) fn slide_square(before: &Chess, mv: Move, changed: Bitboard) -> Bitbo
     } else {
         Bitboard::EMPTY
     }
+}
+
+/// Whether a square of `filled` (filled by the last scan, which shows
+/// `shown`) may hold a piece caught on its way: a rook, bishop or queen of
+/// `pos` gone from its square, in line with the square, with squares
+/// further on it may be dragged to (the a8 rook taking back on d8 caught
+/// on b8).
+pub(super) fn may_be_on_its_way(pos: &Chess, shown: Bitboard, filled: Bitboard) -> bool {
+    let board = pos.board();
+    let gone = board.occupied() & !shown;
+    filled.into_iter().any(|on| {
+        gone.into_iter().any(|from| {
+            let reach = match board.role_at(from) {
+                Some(Role::Rook) => attacks::rook_attacks(from, Bitboard::EMPTY),
+                Some(Role::Bishop) => attacks::bishop_attacks(from, Bitboard::EMPTY),
+                Some(Role::Queen) => attacks::queen_attacks(from, Bitboard::EMPTY),
+                _ => Bitboard::EMPTY,
+            };
+            reach
+                .into_iter()
+                .any(|to| attacks::between(from, to).contains(on))
+        })
+    })
 }
 
 /// Whether `other`, played from `before`, moves the piece on `from` over

@@ -23,7 +23,7 @@ use shakmaty::{Bitboard, Move, Position, Square};
 
 use super::{
     Engine,
-    occupancy_slide::{SlideVerdict, Story, weigh_slide},
+    occupancy_slide::{SlideVerdict, Story, may_be_on_its_way, weigh_slide},
     scanned::{
         ScanReading, SnapshotLines, exact_explanations, hand_explanations, is_legal_line,
         may_reach, read_scan,
@@ -299,14 +299,14 @@ impl Engine {
             ],
             story(&slid_lines, &stories.repaired),
         );
-        // The last scan filled a square: it may have caught a piece on its
-        // way too (the rook taking back caught on b8), which only the scan
-        // after it tells; the move made is not recorded on it.
+        // The last scan filled a square where it may have caught a piece on
+        // its way too (the rook taking back caught on b8), which only the
+        // scan after it tells: the move made is not recorded on it.
         let last = self
             .snapshots
             .last()
             .map_or(Bitboard::EMPTY, |(_, shown)| shown);
-        let in_doubt = (self.snapshots.changed_last() & last).any()
+        let in_doubt = may_be_on_its_way(pos, last, self.snapshots.changed_last() & last)
             && self.snapshots.count_after(u.seq) <= MAX_WEIGHED + 1;
         match slide.filter(|_| u.may_slide) {
             Some(SlideVerdict::Slid) => self.forget(u, stories),
