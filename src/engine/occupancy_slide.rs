@@ -148,8 +148,7 @@ fn presses_missing(len: usize, presses: usize) -> usize {
 /// Of candidate lines followed on from `pos` on a board that only senses
 /// occupancy, each explaining the scans exactly, those whose
 /// cost is within the margin of the cheapest: 2 per ply no snapshot since
-/// event `since` showed, 1 per snapshot showing none of the line's
-/// positions exactly (a move in progress caught). A story whose capture, begun at one scan, needs
+/// event `since` showed. A story whose capture, begun at one scan, needs
 /// moves no scan showed to reach the next (1.Qf4 e4 2.Qe5 Kf8 with the e4
 /// pawn taken off, then the king on g8 and the queen back on e5) loses to
 /// one the scans show move by move (1.Qe4 Kf8 2.Qxe5 Kg8).
@@ -159,10 +158,7 @@ pub(super) fn cheapest_lines(
     snapshots: &Snapshots,
     since: u64,
 ) -> Vec<Vec<Move>> {
-    let cost = |l: &Vec<Move>| {
-        INFERRED * snapshots.plies_unshown(pos, l, since)
-            + HAND * snapshots.caught_in_motion(pos, l, since, None)
-    };
+    let cost = |l: &Vec<Move>| INFERRED * snapshots.plies_unshown(pos, l, since);
     let Some(cheapest) = lines.iter().map(cost).min() else {
         return lines;
     };

@@ -299,20 +299,30 @@ impl Engine {
             ],
             story(&slid_lines, &stories.repaired),
         );
-        // The last scan filled a square where it may have caught a piece on
-        // its way too (the rook taking back caught on b8), which only the
-        // scan after it tells: the move made is not recorded on it.
+        // The scan after the one awaited filled a square where it may have
+        // caught a piece on its way too (the rook taking back caught on
+        // b8), which only the scan after it tells: the move made is not
+        // recorded on it.
         let last = self
             .snapshots
             .last()
             .map_or(Bitboard::EMPTY, |(_, shown)| shown);
         let in_doubt = may_be_on_its_way(pos, last, self.snapshots.changed_last() & last)
-            && self.snapshots.count_after(u.seq) <= MAX_WEIGHED + 1;
+            && self.snapshots.count_after(u.seq) == MAX_WEIGHED + 1;
         match slide.filter(|_| u.may_slide) {
             Some(SlideVerdict::Slid) => self.forget(u, stories),
-            Some(_) if in_doubt => self.unconfirmed = Some(u),
+            Some(SlideVerdict::Made) if in_doubt => self.unconfirmed = Some(u),
             Some(SlideVerdict::Both | SlideVerdict::BothSlidCheaper)
                 if self.snapshots.count_after(u.seq) <= MAX_WEIGHED =>
+            {
+                self.unconfirmed = Some(u);
+            }
+            // The slide the cheaper a scan later: the story the scans go
+            // against dies within a scan or two (the capture begun on the
+            // square comes down there, or never does), so one more scan is
+            // awaited before the two are listed.
+            Some(SlideVerdict::BothSlidCheaper)
+                if self.snapshots.count_after(u.seq) <= MAX_WEIGHED + 1 =>
             {
                 self.unconfirmed = Some(u);
             }
