@@ -136,6 +136,12 @@ impl Unconfirmed {
 /// while neither story shows a position.
 const MAX_WEIGHED: usize = 1;
 
+/// How many later scans a slide still in doubt may wait for, the slide the
+/// cheaper story, before both are listed: a capture begun on the square
+/// comes down there within a scan or two, or the story that reads it so
+/// dies.
+const MAX_SLIDE_WEIGHED: usize = 3;
+
 impl Engine {
     /// Records the moves of a snapshot that stand whatever the next scan
     /// shows, and keeps the rest for it.
@@ -308,7 +314,7 @@ impl Engine {
             .last()
             .map_or(Bitboard::EMPTY, |(_, shown)| shown);
         let in_doubt = may_be_on_its_way(pos, last, self.snapshots.changed_last() & last)
-            && self.snapshots.count_after(u.seq) == MAX_WEIGHED + 1;
+            && (MAX_WEIGHED + 1..=MAX_SLIDE_WEIGHED).contains(&self.snapshots.count_after(u.seq));
         match slide.filter(|_| u.may_slide) {
             Some(SlideVerdict::Slid) => self.forget(u, stories),
             Some(SlideVerdict::Made) if in_doubt => self.unconfirmed = Some(u),
@@ -322,7 +328,7 @@ impl Engine {
             // square comes down there, or never does), so one more scan is
             // awaited before the two are listed.
             Some(SlideVerdict::BothSlidCheaper)
-                if self.snapshots.count_after(u.seq) <= MAX_WEIGHED + 1 =>
+                if self.snapshots.count_after(u.seq) <= MAX_SLIDE_WEIGHED =>
             {
                 self.unconfirmed = Some(u);
             }
