@@ -332,12 +332,25 @@ impl Engine {
             {
                 self.unconfirmed = Some(u);
             }
-            // Still both three scans later: the scans cannot tell them
-            // apart (a capture's square read empty is the captured piece
-            // taken off first as much as a slide gone on), and the move
-            // made is weighed as for a blip below: the rarer story must be
-            // the only one.
-            Some(SlideVerdict::Both | SlideVerdict::Made | SlideVerdict::BothSlidCheaper) => {
+            // Still both a scan later, the slide the cheaper: the scans
+            // cannot tell them apart, and recording the move made would
+            // publish a move the cheapest story says did not happen (a
+            // wrong move is worse than a late one): both are listed for
+            // the arbiter, and followed. The scans are read on as both
+            // stories read them: the piece in the air at the scan that
+            // caught the square (the slide's path, or the moment before it
+            // was put down there). The move made no dearer is weighed as
+            // for a blip below: the rarer story must be the only one.
+            Some(SlideVerdict::BothSlidCheaper) => {
+                let mut stories = stories;
+                if made_lines.is_empty() {
+                    stories.made_exact = past_blip;
+                }
+                self.snapshots = stories.repaired.clone();
+                self.list_stories(u, stories);
+                self.hypotheses.costed = true;
+            }
+            Some(SlideVerdict::Both | SlideVerdict::Made) => {
                 let mut stories = stories;
                 if made_lines.is_empty() {
                     stories.made_exact = past_blip;
