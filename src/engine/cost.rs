@@ -17,6 +17,12 @@ pub(super) const INFERRED_PLY: usize = 2;
 /// dragged about half the time, and one scan catching one is common.
 pub(super) const SLIDE: usize = 1;
 
+/// A scan that caught a move in progress with its pieces lifted: a scan
+/// catches a hand only for the moment a move takes, but a position for as
+/// long as the board stands, so a story reading scan after scan as a hand at
+/// work, where another reads them as positions shown, is the dearer one.
+pub(super) const HAND: usize = 1;
+
 /// One square read wrong for one report: sensors flicker, but less often
 /// than pieces move.
 pub(super) const BLIP: usize = 3;

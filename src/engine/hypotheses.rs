@@ -7,7 +7,9 @@
 
 use shakmaty::{Bitboard, Chess, Move, Position, san::SanPlus};
 
-use super::{Engine, Reading, scanned::may_reach, snapshots::Snapshots};
+use super::{
+    Engine, Reading, occupancy_slide::cheapest_lines, scanned::may_reach, snapshots::Snapshots,
+};
 use crate::{
     alert::AlertKind,
     matcher::{move_squares, occupancy_after},
@@ -187,6 +189,9 @@ impl Engine {
         if !(listed || self.behind && moves.len() > 1) {
             return false;
         }
+        if listed {
+            self.keep_cheapest_candidates(moves);
+        }
         let agrees = |line: &Vec<Move>| line.iter().zip(moves).all(|(a, b)| a == b);
         if listed && self.hypotheses.lines.iter().all(agrees) {
             return false;
@@ -243,6 +248,26 @@ impl Engine {
         lines.push(moves.to_vec());
         self.ambiguous(lines, false);
         true
+    }
+
+    /// A slide's stories, listed by their costs, weighed with `moves`
+    /// read since by the same costs (`occupancy_slide::cheapest_lines`):
+    /// the candidates dearer than the cheapest by more than the margin are
+    /// no longer stories (the bishop caught on f3 on its way to take on
+    /// d1, listed as ...Bf3 and ...Bxd1, then the recapture and the next
+    /// move shown scan by scan: ...Bf3 would need moves no scan showed).
+    fn keep_cheapest_candidates(&mut self, moves: &[Move]) {
+        if !self.hypotheses.costed || self.sensed.identifies_all() {
+            return;
+        }
+        let pos = self.game().position();
+        let since = self.game().basis(self.game().ply());
+        let mut all = self.hypotheses.lines.clone();
+        all.push(moves.to_vec());
+        let kept = cheapest_lines(pos, all, &self.snapshots, since);
+        let cheap = |line: &Vec<Move>| kept.contains(line);
+        self.hypotheses.lines.retain(cheap);
+        self.hypotheses.since.retain(|(line, _)| cheap(line));
     }
 
     /// Whether `line` goes on, by no more moves than one snapshot is

@@ -9,7 +9,7 @@
 //! the move waits for the next scan (docs/design/reconstruction.md, the
 //! slide), and a press meanwhile says the move was made, not where.
 
-use shakmaty::{Bitboard, Chess, Move, Position, Square, attacks};
+use shakmaty::{Bitboard, Chess, Move, Position, Role, Square, attacks};
 
 use super::snapshots::Snapshots;
 
@@ -41,6 +41,29 @@ pub(super) fn slide_square(before: &Chess, mv: Move, changed: Bitboard) -> Bitbo
     }
 }
 
+/// Whether a square of `filled` (filled by the last scan, which shows
+/// `shown`) may hold a piece caught on its way: a rook, bishop or queen of
+/// `pos` gone from its square, in line with the square, with squares
+/// further on it may be dragged to (the a8 rook taking back on d8 caught
+/// on b8).
+pub(super) fn may_be_on_its_way(pos: &Chess, shown: Bitboard, filled: Bitboard) -> bool {
+    let board = pos.board();
+    let gone = board.occupied() & !shown;
+    filled.into_iter().any(|on| {
+        gone.into_iter().any(|from| {
+            let reach = match board.role_at(from) {
+                Some(Role::Rook) => attacks::rook_attacks(from, Bitboard::EMPTY),
+                Some(Role::Bishop) => attacks::bishop_attacks(from, Bitboard::EMPTY),
+                Some(Role::Queen) => attacks::queen_attacks(from, Bitboard::EMPTY),
+                _ => Bitboard::EMPTY,
+            };
+            reach
+                .into_iter()
+                .any(|to| attacks::between(from, to).contains(on))
+        })
+    })
+}
+
 /// Whether `other`, played from `before`, moves the piece on `from` over
 /// `on` on its way, or is the castling whose rook's square `on` is.
 fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
@@ -60,7 +83,7 @@ fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
 }
 
 /// The cost table's figures that weigh a slide against moves made.
-use super::cost::{BLIP, INFERRED_PLY as INFERRED, MARGIN, MISSING_PRESS, SLIDE};
+use super::cost::{BLIP, HAND, INFERRED_PLY as INFERRED, MARGIN, MISSING_PRESS, SLIDE};
 
 /// One story's lines from the record's position, with the snapshots
 /// (since event `since`, the record's last state) as that story reads
@@ -71,17 +94,25 @@ pub(super) struct Story<'a> {
     pub since: u64,
     /// With a clock, the presses since the record's position (in turn).
     pub presses: Option<usize>,
+    /// The event of the scan that showed the square weighed: the fault
+    /// each story assumes there weighs it.
+    pub weighed: u64,
 }
 
 impl Story<'_> {
     /// The cheapest line: `fault` for the story's one fault (its own, or
-    /// as `fault` says for a line), 2 per ply no snapshot showed, and 3
-    /// per press the line's completed moves lack.
+    /// as `fault` says for a line), 1 per scan that shows none of the
+    /// line's positions exactly (a move in progress caught), 2 per ply no
+    /// snapshot showed, and 3 per press the line's completed moves lack.
     fn cost(&self, pos: &Chess, fault: impl Fn(&[Move]) -> usize) -> Option<usize> {
         self.lines
             .iter()
             .map(|l| {
                 fault(l)
+                    + HAND
+                        * self
+                            .snapshots
+                            .caught_in_motion(pos, l, self.since, Some(self.weighed))
                     + INFERRED
                         * self
                             .snapshots
@@ -254,6 +285,7 @@ mod tests {
             snapshots: &blind,
             since: 0,
             presses: None,
+            weighed: 1,
         };
         for (to, verdict) in [
             (Square::F1, SlideVerdict::Slid),
@@ -269,6 +301,7 @@ mod tests {
                 snapshots: &repaired,
                 since: 0,
                 presses: None,
+                weighed: 1,
             };
             let got = weigh_slide(
                 &pos,
@@ -334,12 +367,56 @@ mod tests {
             snapshots: &shown,
             since: 0,
             presses,
+            weighed: 0,
         };
         assert_eq!(story(None).cost(&pos, |_| 0), Some(0));
         assert_eq!(story(Some(1)).cost(&pos, |_| 0), Some(BLIP));
         assert_eq!(story(Some(2)).cost(&pos, |_| 0), Some(0));
         // The last move may wait for its press.
         assert_eq!(presses_missing(1, 0), 0);
+    }
+
+    #[test]
+    fn a_story_reading_scan_after_scan_as_a_hand_at_work_is_the_dearer() {
+        // ...Bxd1 dragged over f3 and caught there (g4 empty, f3 full),
+        // then f3 empty with d1 full, then f1 empty: the bishop took on d1
+        // and the f1 rook took back, each scan a position (a slide, 1).
+        // Read as ...Bf3 made, both later scans are White's hand taking
+        // f3 (the bishop off, then the rook lifted): two scans of a hand
+        // at work (2), where the slide's story shows positions.
+        let pos = position("6k1/8/8/8/6b1/8/7K/3R1R2 b - - 0 1");
+        let made_line = uci_line(&pos, &["g4f3"]);
+        let slid_line = uci_line(&pos, &["g4d1", "f1d1"]);
+        let f3 = Bitboard::from_square(Square::F3);
+        let caught = after(&pos, &made_line);
+        let taken = after(&pos, &slid_line[..1]);
+        let mut shown = Snapshots::default();
+        shown.push(1, caught);
+        shown.push(2, taken);
+        shown.push(3, after(&pos, &slid_line));
+        let mut repaired = shown.clone();
+        repaired.forget_blips(1, f3);
+        assert_eq!(shown.caught_in_motion(&pos, &made_line, 0, Some(1)), 2);
+        assert_eq!(repaired.caught_in_motion(&pos, &slid_line, 0, Some(1)), 0);
+        // Weighing every scan, the made story's first shows its position.
+        assert_eq!(shown.caught_in_motion(&pos, &made_line, 0, None), 2);
+        let story = |lines, snapshots| Story {
+            lines,
+            snapshots,
+            since: 0,
+            presses: None,
+            weighed: 1,
+        };
+        let made = [made_line.clone()];
+        let slid = [slid_line];
+        let got = weigh_slide(
+            &pos,
+            &made_line,
+            f3,
+            [story(&made, &shown), story(&[], &shown)],
+            story(&slid, &repaired),
+        );
+        assert_eq!(got, Some(SlideVerdict::BothSlidCheaper));
     }
 
     #[test]

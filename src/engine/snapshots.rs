@@ -261,6 +261,21 @@ impl Snapshots {
         }
     }
 
+    /// Reads each snapshot after event `seq` without the squares it alone
+    /// showed full, the scans either side of it showing them empty: a
+    /// piece caught on its way over them (a slide), or a blip.
+    pub fn forget_odd_fills_after(&mut self, seq: u64) {
+        let odd: Vec<(u64, Bitboard)> = self
+            .list
+            .iter()
+            .filter(|(at, _)| *at > seq)
+            .map(|&(at, _)| (at, self.odd_fills(at)))
+            .collect();
+        for (at, squares) in odd {
+            self.forget_blips(at, squares);
+        }
+    }
+
     /// As [`Self::forget_blips`], for the snapshot that came after event
     /// `seq`: `squares` read wrong by that scan alone.
     pub fn forget_blips_after(&mut self, seq: u64, squares: Bitboard) {

@@ -23,7 +23,7 @@ use shakmaty::{Bitboard, Move, Position, Square};
 
 use super::{
     Engine,
-    occupancy_slide::{SlideVerdict, Story, weigh_slide},
+    occupancy_slide::{SlideVerdict, Story, may_be_on_its_way, weigh_slide},
     scanned::{
         ScanReading, SnapshotLines, exact_explanations, hand_explanations, is_legal_line,
         may_reach, read_scan,
@@ -135,6 +135,12 @@ impl Unconfirmed {
 /// the board is not read meanwhile, and more moves may pile up. One more
 /// while neither story shows a position.
 const MAX_WEIGHED: usize = 1;
+
+/// How many later scans a slide still in doubt may wait for, the slide the
+/// cheaper story, before both are listed: a capture begun on the square
+/// comes down there within a scan or two, or the story that reads it so
+/// dies.
+const MAX_SLIDE_WEIGHED: usize = 3;
 
 impl Engine {
     /// Records the moves of a snapshot that stand whatever the next scan
@@ -287,6 +293,7 @@ impl Engine {
             snapshots,
             since,
             presses,
+            weighed: u.seq,
         };
         let slide = weigh_slide(
             pos,
@@ -298,10 +305,30 @@ impl Engine {
             ],
             story(&slid_lines, &stories.repaired),
         );
+        // The scan after the one awaited filled a square where it may have
+        // caught a piece on its way too (the rook taking back caught on
+        // b8), which only the scan after it tells: the move made is not
+        // recorded on it.
+        let last = self
+            .snapshots
+            .last()
+            .map_or(Bitboard::EMPTY, |(_, shown)| shown);
+        let in_doubt = may_be_on_its_way(pos, last, self.snapshots.changed_last() & last)
+            && (MAX_WEIGHED + 1..=MAX_SLIDE_WEIGHED).contains(&self.snapshots.count_after(u.seq));
         match slide.filter(|_| u.may_slide) {
             Some(SlideVerdict::Slid) => self.forget(u, stories),
+            Some(SlideVerdict::Made) if in_doubt => self.unconfirmed = Some(u),
             Some(SlideVerdict::Both | SlideVerdict::BothSlidCheaper)
                 if self.snapshots.count_after(u.seq) <= MAX_WEIGHED =>
+            {
+                self.unconfirmed = Some(u);
+            }
+            // The slide the cheaper a scan later: the story the scans go
+            // against dies within a scan or two (the capture begun on the
+            // square comes down there, or never does), so one more scan is
+            // awaited before the two are listed.
+            Some(SlideVerdict::BothSlidCheaper)
+                if self.snapshots.count_after(u.seq) <= MAX_SLIDE_WEIGHED =>
             {
                 self.unconfirmed = Some(u);
             }
@@ -425,6 +452,10 @@ impl Engine {
         }
         let mut repaired = self.snapshots.clone();
         repaired.forget_blips(u.seq, back);
+        // The piece gone on from the square may be caught on its way by a
+        // later scan too, or the next move's (a rook caught on d7 taking
+        // on d8, then the one taking back caught on b8).
+        repaired.forget_odd_fills_after(u.seq);
         let whole = |line: Vec<Move>| [&u.moves[..], &line].concat();
         let (made_exact, made_hand) = SnapshotLines {
             pos: &after,

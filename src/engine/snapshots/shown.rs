@@ -3,7 +3,7 @@
 
 use shakmaty::{Bitboard, Chess, Move};
 
-use super::{Snapshots, pinned_in};
+use super::{Snapshots, earliest, latest, pinned_in, states};
 
 impl Snapshots {
     /// How many of `line`'s moves, played from `pos` (shown by event
@@ -133,6 +133,45 @@ impl Snapshots {
             .map(|pinned| unshown(line, Some(pinned)))
             .min_by_key(Vec::len)
             .unwrap_or_else(|| unshown(line, None))
+    }
+
+    /// How many snapshots after event `since`, but for that of event
+    /// `weighed` if any (weighed on its own), show no position of `line` (played
+    /// from `pos`) exactly: each caught a move in progress, its pieces
+    /// lifted. Read as the longest run of them, from the first, that the
+    /// line passes through, every later one a hand at work after it; the
+    /// fewest such over the runs.
+    pub fn caught_in_motion(
+        &self,
+        pos: &Chess,
+        line: &[Move],
+        since: u64,
+        weighed: Option<u64>,
+    ) -> usize {
+        let seqs: Vec<u64> = self
+            .list
+            .iter()
+            .map(|&(seq, _)| seq)
+            .filter(|&seq| seq > since)
+            .collect();
+        let shown = self.after(since);
+        let states = states(pos, line, Bitboard::EMPTY);
+        let hands = |exact: &dyn Fn(usize) -> bool| {
+            (0..shown.len())
+                .filter(|&j| Some(seqs[j]) != weighed && !exact(j))
+                .count()
+        };
+        (0..=shown.len())
+            .rev()
+            .filter_map(|n| {
+                let run = &shown[..n];
+                let (first, last) = (earliest(&states, run)?, latest(&states, run)?);
+                Some(hands(&|j| {
+                    j < n && (first[j]..=last[j]).any(|i| states[i].0 == run[j])
+                }))
+            })
+            .min()
+            .unwrap_or_else(|| hands(&|_| false))
     }
 }
 
