@@ -39,6 +39,7 @@ mod next_game;
 mod occupancy_slide;
 mod orientation;
 mod output;
+mod passed_story;
 mod phase;
 mod progress;
 mod read;

@@ -13,6 +13,7 @@ use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square}
 use super::{
     hypotheses::SNAPSHOT_PLIES,
     occupancy_slide::{cheapest_lines, slide_square},
+    passed_story::weigh_passed,
     phase::Phase,
     scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan},
     snapshots::{OddSquares, Snapshots},
@@ -636,6 +637,36 @@ fn read_scan_moves(
     };
     let reading = read_scanned_state(game, sensed, moment, scanned, slides);
     let pos = game.position();
+    // A scan read as a hand at work or among several lines, or as the
+    // board gone back to an earlier position, after an earlier scan from
+    // the same position was read as a hand at work: the stories through
+    // that scan as it showed the board are weighed against those that need
+    // it to have caught a slide (a repetition read as a takeback while the
+    // record waited on the slide is two moves on from the passed line).
+    let since = game.basis(game.ply());
+    let weighed = match reading {
+        Some(Reading::Hand | Reading::Ambiguous(_) | Reading::Takeback(_))
+            if scanned == Scanned::Snapshot && sensed.identifies_all() =>
+        {
+            weigh_passed(
+                pos,
+                sensed,
+                moment.passed,
+                moment.presses_ahead,
+                !moment.closing,
+                slides,
+                |line| snapshots.allow_pieces_sliding(pos, line, since),
+            )
+        }
+        _ => None,
+    };
+    let reading = match (reading, weighed) {
+        (Some(Reading::Takeback(_)), Some(ScanReading::Moves(moves))) => {
+            Some(Reading::Moves(moves))
+        }
+        (Some(Reading::Hand | Reading::Ambiguous(_)), Some(weighed)) => from_scan(weighed),
+        (reading, _) => reading,
+    };
     match reading {
         Some(Reading::Moves(moves))
             if scanned == Scanned::Snapshot
