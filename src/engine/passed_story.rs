@@ -25,7 +25,8 @@ const AFTER_PASSED: usize = 2;
 
 /// Weighs a scan that was read as a hand at work, or among several lines,
 /// against the `passed` lines (those that exactly explained an earlier scan
-/// from `pos`, read as a hand at work then). `None`: no passed line goes
+/// from `pos`, read as a hand at work then, and the candidates listed for
+/// an earlier one: stories the scans so far told). `None`: no passed line goes
 /// on to what the sensors show. Otherwise the cheapest stories: the passed
 /// lines gone on, and the lines that do not pass through them (which need
 /// that earlier scan to have caught a piece in motion, a slide) when they
@@ -66,12 +67,13 @@ pub(super) fn weigh_passed(
     if !rivals.is_empty() {
         return Some(ScanReading::Ambiguous([rivals, gone].concat()));
     }
-    // One passed line every cheapest story goes on from: it was made, and
-    // the rest is read from it as any scan is.
-    let mut from = passed
+    // The longest passed line every cheapest story goes on from: it was
+    // made, and the rest is read from it as any scan is.
+    let Some(line) = passed
         .iter()
-        .filter(|p| !p.is_empty() && gone.iter().all(|line| line.starts_with(p)));
-    let (Some(line), None) = (from.next(), from.next()) else {
+        .filter(|p| !p.is_empty() && gone.iter().all(|line| line.starts_with(p)))
+        .max_by_key(|p| p.len())
+    else {
         return Some(ScanReading::Ambiguous(gone));
     };
     let after = played(pos, line);

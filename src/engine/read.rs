@@ -15,7 +15,9 @@ use super::{
     occupancy_slide::{cheapest_lines, slide_square},
     passed_story::weigh_passed,
     phase::Phase,
-    scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan},
+    scanned::{
+        Hands, ScanReading, Slides, SnapshotLines, confirm, exact_now, passed_over, read_scan,
+    },
     snapshots::{OddSquares, Snapshots},
 };
 use crate::{
@@ -644,6 +646,29 @@ fn read_scan_moves(
     // it to have caught a slide (a repetition read as a takeback while the
     // record waited on the slide is two moves on from the passed line).
     let since = game.basis(game.ply());
+    let since = game.basis(game.ply());
+    let told: Vec<Vec<Move>> = moment
+        .passed
+        .iter()
+        .chain(moment.candidates)
+        .cloned()
+        .collect();
+    // Moves no line through the scans since the record's position (a
+    // piece caught on its path allowed) begins with are no story of them:
+    // the stories the scans told before are weighed instead.
+    let reading = match reading {
+        Some(Reading::Moves(moves))
+            if scanned == Scanned::Snapshot
+                && sensed.identifies_all()
+                && !told.is_empty()
+                && !exact_now(pos, sensed).iter().any(|line| {
+                    line.starts_with(&moves) && snapshots.allow_pieces_sliding(pos, line, since)
+                }) =>
+        {
+            Some(Reading::Hand)
+        }
+        other => other,
+    };
     let weighed = match reading {
         Some(Reading::Hand | Reading::Ambiguous(_) | Reading::Takeback(_))
             if scanned == Scanned::Snapshot && sensed.identifies_all() =>
@@ -651,7 +676,7 @@ fn read_scan_moves(
             weigh_passed(
                 pos,
                 sensed,
-                moment.passed,
+                &told,
                 moment.presses_ahead,
                 !moment.closing,
                 slides,
