@@ -13,8 +13,12 @@
 
 use shakmaty::{Chess, Move, Position};
 
-use super::scanned::{ScanReading, Slides, exact_explanations, is_legal_line, read_scan};
-use crate::sensed::SensedBoard;
+use super::{
+    read::{Moment, Reading},
+    scanned::{ScanReading, Slides, exact_explanations, exact_now, is_legal_line, read_scan},
+    snapshots::Snapshots,
+};
+use crate::{game::Game, sensed::SensedBoard};
 
 /// The cost of a scan caught a piece on its path, in plies the board never
 /// showed: a slide and a ply are as likely between two scans.
@@ -22,6 +26,70 @@ const SLIDE_COST: usize = 1;
 
 /// The most moves one scan is read with after a passed line.
 const AFTER_PASSED: usize = 2;
+
+/// Reads again, on a board that names the pieces and only scans, a
+/// `reading` of the latest scan against the stories the scans told before
+/// (the lines an earlier scan from the record's position was read among as
+/// a hand at work, and the candidates listed).
+pub(super) fn reweigh(
+    reading: Option<Reading>,
+    game: &Game,
+    sensed: &SensedBoard,
+    snapshots: &Snapshots,
+    moment: Moment<'_>,
+    slides: Slides,
+) -> Option<Reading> {
+    let pos = game.position();
+    let since = game.basis(game.ply());
+    let told: Vec<Vec<Move>> = moment
+        .passed
+        .iter()
+        .chain(moment.candidates)
+        .cloned()
+        .collect();
+    let allowed = |line: &[Move]| snapshots.allow_pieces_sliding(pos, line, since);
+    // Moves no line through the scans since the record's position (a piece
+    // caught on its path allowed) begins with are no story of them: the
+    // stories told before are weighed instead.
+    let reading = match reading {
+        Some(Reading::Moves(moves))
+            if !told.is_empty()
+                && !exact_now(pos, sensed)
+                    .iter()
+                    .any(|line| line.starts_with(&moves) && allowed(line)) =>
+        {
+            Some(Reading::Hand)
+        }
+        other => other,
+    };
+    // A scan read as a hand at work or among several lines, or as the
+    // board gone back to an earlier position (a repetition read as a
+    // takeback while the record waited on a slide): the stories through
+    // the earlier scans as they showed the board are weighed against those
+    // that need one of them to have caught a slide.
+    if !matches!(
+        reading,
+        Some(Reading::Hand | Reading::Ambiguous(_) | Reading::Takeback(_))
+    ) {
+        return reading;
+    }
+    let weighed = weigh_passed(
+        pos,
+        sensed,
+        &told,
+        moment.presses_ahead,
+        !moment.closing,
+        slides,
+        allowed,
+    );
+    match (reading, weighed) {
+        (_, Some(ScanReading::Moves(moves))) => Some(Reading::Moves(moves)),
+        (Some(Reading::Takeback(k)), _) => Some(Reading::Takeback(k)),
+        (_, Some(ScanReading::Ambiguous(lines))) => Some(Reading::Ambiguous(lines)),
+        (_, Some(ScanReading::Hand)) => Some(Reading::Hand),
+        (reading, _) => reading,
+    }
+}
 
 /// Weighs a scan that was read as a hand at work, or among several lines,
 /// against the `passed` lines (those that exactly explained an earlier scan
@@ -33,7 +101,7 @@ const AFTER_PASSED: usize = 2;
 /// cost no more; one story alone is read on from its passed line. Every
 /// story must pass through the scans since `pos` (`allowed`), a piece
 /// caught on its path allowed.
-pub(super) fn weigh_passed(
+fn weigh_passed(
     pos: &Chess,
     sensed: &SensedBoard,
     passed: &[Vec<Move>],

@@ -13,11 +13,9 @@ use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square}
 use super::{
     hypotheses::SNAPSHOT_PLIES,
     occupancy_slide::{cheapest_lines, slide_square},
-    passed_story::weigh_passed,
+    passed_story::reweigh,
     phase::Phase,
-    scanned::{
-        Hands, ScanReading, Slides, SnapshotLines, confirm, exact_now, passed_over, read_scan,
-    },
+    scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan},
     snapshots::{OddSquares, Snapshots},
 };
 use crate::{
@@ -639,58 +637,11 @@ fn read_scan_moves(
     };
     let reading = read_scanned_state(game, sensed, moment, scanned, slides);
     let pos = game.position();
-    // A scan read as a hand at work or among several lines, or as the
-    // board gone back to an earlier position, after an earlier scan from
-    // the same position was read as a hand at work: the stories through
-    // that scan as it showed the board are weighed against those that need
-    // it to have caught a slide (a repetition read as a takeback while the
-    // record waited on the slide is two moves on from the passed line).
-    let since = game.basis(game.ply());
-    let since = game.basis(game.ply());
-    let told: Vec<Vec<Move>> = moment
-        .passed
-        .iter()
-        .chain(moment.candidates)
-        .cloned()
-        .collect();
-    // Moves no line through the scans since the record's position (a
-    // piece caught on its path allowed) begins with are no story of them:
-    // the stories the scans told before are weighed instead.
-    let reading = match reading {
-        Some(Reading::Moves(moves))
-            if scanned == Scanned::Snapshot
-                && sensed.identifies_all()
-                && !told.is_empty()
-                && !exact_now(pos, sensed).iter().any(|line| {
-                    line.starts_with(&moves) && snapshots.allow_pieces_sliding(pos, line, since)
-                }) =>
-        {
-            Some(Reading::Hand)
-        }
-        other => other,
-    };
-    let weighed = match reading {
-        Some(Reading::Hand | Reading::Ambiguous(_) | Reading::Takeback(_))
-            if scanned == Scanned::Snapshot && sensed.identifies_all() =>
-        {
-            weigh_passed(
-                pos,
-                sensed,
-                &told,
-                moment.presses_ahead,
-                !moment.closing,
-                slides,
-                |line| snapshots.allow_pieces_sliding(pos, line, since),
-            )
-        }
-        _ => None,
-    };
-    let reading = match (reading, weighed) {
-        (Some(Reading::Takeback(_)), Some(ScanReading::Moves(moves))) => {
-            Some(Reading::Moves(moves))
-        }
-        (Some(Reading::Hand | Reading::Ambiguous(_)), Some(weighed)) => from_scan(weighed),
-        (reading, _) => reading,
+    // Stories the scans told before are weighed (see `passed_story`).
+    let reading = if scanned == Scanned::Snapshot && sensed.identifies_all() {
+        reweigh(reading, game, sensed, snapshots, moment, slides)
+    } else {
+        reading
     };
     match reading {
         Some(Reading::Moves(moves))
