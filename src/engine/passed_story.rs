@@ -48,12 +48,13 @@ pub(super) fn reweigh(
         .cloned()
         .collect();
     let allowed = |line: &[Move]| snapshots.allow_pieces_sliding(pos, line, since);
-    // Moves no line through the scans since the record's position (a piece
-    // caught on its path allowed) begins with are no story of them: the
-    // stories told before are weighed instead.
+    // While candidates are listed, moves no line through the scans since
+    // the record's position (a piece caught on its path allowed) begins
+    // with are no story of them: the candidates are weighed instead. (Not
+    // otherwise: a piece misread by one scan fits no line at all.)
     let reading = match reading {
         Some(Reading::Moves(moves))
-            if !told.is_empty()
+            if !moment.candidates.is_empty()
                 && !exact_now(pos, sensed)
                     .iter()
                     .any(|line| line.starts_with(&moves) && allowed(line)) =>
