@@ -54,10 +54,13 @@ pub(super) fn reweigh(
     // otherwise: a piece misread by one scan fits no line at all.)
     let reading = match reading {
         Some(Reading::Moves(moves))
-            if !moment.candidates.is_empty()
-                && !exact_now(pos, sensed)
-                    .iter()
-                    .any(|line| line.starts_with(&moves) && allowed(line)) =>
+            if !moment.candidates.is_empty() && {
+                // A piece one scan alone showed gone was a blip.
+                let repaired = snapshots.without_pieces_caught_gone(since);
+                !exact_now(pos, sensed).iter().any(|line| {
+                    line.starts_with(&moves) && repaired.allow_pieces_sliding(pos, line, since)
+                })
+            } =>
         {
             Some(Reading::Hand)
         }
