@@ -48,13 +48,14 @@ pub(super) fn reweigh(
         .cloned()
         .collect();
     let allowed = |line: &[Move]| snapshots.allow_pieces_sliding(pos, line, since);
-    // While candidates are listed, moves no line through the scans since
-    // the record's position (a piece caught on its path allowed) begins
-    // with are no story of them: the candidates are weighed instead. (Not
-    // otherwise: a piece misread by one scan fits no line at all.)
+    // While the stories of a slide are listed, moves no line through the
+    // scans since the record's position (a piece caught on its path
+    // allowed) begins with are no story of them: the candidates are
+    // weighed instead. (Not otherwise: a piece misread by one scan fits no
+    // line at all.)
     let reading = match reading {
         Some(Reading::Moves(moves))
-            if !moment.candidates.is_empty() && {
+            if listed_for_a_slide(&moment) && {
                 // A piece one scan alone showed gone was a blip.
                 let repaired = snapshots.without_pieces_caught_gone(since);
                 !exact_now(pos, sensed).iter().any(|line| {
@@ -93,6 +94,17 @@ pub(super) fn reweigh(
         (_, Some(ScanReading::Hand)) => Some(Reading::Hand),
         (reading, _) => reading,
     }
+}
+
+/// Whether the candidates listed are a slide's stories: one of them goes
+/// on from a line an earlier scan showed and was read as a hand at work.
+fn listed_for_a_slide(moment: &Moment<'_>) -> bool {
+    moment.candidates.iter().any(|line| {
+        moment
+            .passed
+            .iter()
+            .any(|shown| !shown.is_empty() && line.starts_with(shown))
+    })
 }
 
 /// Weighs a scan that was read as a hand at work, or among several lines,
