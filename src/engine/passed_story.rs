@@ -20,8 +20,8 @@ use super::{
 };
 use crate::{game::Game, sensed::SensedBoard};
 
-/// The cost of a scan caught a piece on its path, in plies the board never
-/// showed: a slide and a ply are as likely between two scans.
+/// The cost of a scan having caught a piece on its path, in plies the board
+/// never showed: between two scans a slide and a ply are as likely.
 const SLIDE_COST: usize = 1;
 
 /// The most moves one scan is read with after a passed line.
