@@ -40,6 +40,7 @@ mod next_game;
 mod occupancy_slide;
 mod orientation;
 mod output;
+mod passed_story;
 mod phase;
 mod progress;
 mod read;

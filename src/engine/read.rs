@@ -13,6 +13,7 @@ use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square}
 use super::{
     hypotheses::SNAPSHOT_PLIES,
     occupancy_slide::{cheapest_lines, slide_square},
+    passed_story::reweigh,
     phase::Phase,
     scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan},
     snapshots::{OddSquares, Snapshots},
@@ -636,6 +637,12 @@ fn read_scan_moves(
     };
     let reading = read_scanned_state(game, sensed, moment, scanned, slides);
     let pos = game.position();
+    // Stories the scans told before are weighed (see `passed_story`).
+    let reading = if scanned == Scanned::Snapshot && sensed.identifies_all() {
+        reweigh(reading, game, sensed, snapshots, moment, slides)
+    } else {
+        reading
+    };
     match reading {
         Some(Reading::Moves(moves))
             if scanned == Scanned::Snapshot

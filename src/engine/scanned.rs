@@ -676,10 +676,9 @@ fn hand_lines(
                     // before: a piece that stood there a whole scan period
                     // was put down, and one that replaced another piece
                     // there was no piece crossing an empty square.
-                    !path.is_empty()
-                        && (path.len() == pressed
-                            || sensed.last_place(on) == sensed.scanned_at()
-                                && sensed.empty_before_last_place(on))
+                    path.len() == pressed
+                        || sensed.last_place(on) == sensed.scanned_at()
+                            && sensed.empty_before_last_place(on)
                 }))
     {
         found.push(path.clone());

@@ -1,0 +1,184 @@
+//! The first move of a reading, caught on its path or put down. A scan of
+//! a board that names the pieces is one instant: a piece it shows on an
+//! empty square of its path, straight from the record's position, may be
+//! sliding on (the slide) or put down there (a move made). The scan is read
+//! as a hand at work and its exact lines kept (`passed`); the next scans
+//! weigh the two stories by the cost table (docs/design/reconstruction.md):
+//! a ply costs as much as a slide, so the line that went on from the scan
+//! as it showed the board (one ply more) and the line that needs the scan
+//! to have caught a slide (one ply fewer, and the slide) cost the same and
+//! are both listed until the board tells them apart (whose turn it is at
+//! the next scan, a scan period the board stood, a press). Where the
+//! passed line gone on is cheaper than every other story, it was made.
+
+use shakmaty::{Chess, Move, Position};
+
+use super::{
+    read::{Moment, Reading},
+    scanned::{ScanReading, Slides, exact_explanations, exact_now, is_legal_line, read_scan},
+    snapshots::Snapshots,
+};
+use crate::{game::Game, sensed::SensedBoard};
+
+/// The cost of a scan having caught a piece on its path, in plies the board
+/// never showed: between two scans a slide and a ply are as likely.
+const SLIDE_COST: usize = 1;
+
+/// The most moves one scan is read with after a passed line.
+const AFTER_PASSED: usize = 2;
+
+/// Reads again, on a board that names the pieces and only scans, a
+/// `reading` of the latest scan against the stories the scans told before
+/// (the lines an earlier scan from the record's position was read among as
+/// a hand at work, and the candidates listed).
+pub(super) fn reweigh(
+    reading: Option<Reading>,
+    game: &Game,
+    sensed: &SensedBoard,
+    snapshots: &Snapshots,
+    moment: Moment<'_>,
+    slides: Slides,
+) -> Option<Reading> {
+    let pos = game.position();
+    let since = game.basis(game.ply());
+    let told: Vec<Vec<Move>> = moment
+        .passed
+        .iter()
+        .chain(moment.candidates)
+        .cloned()
+        .collect();
+    let allowed = |line: &[Move]| snapshots.allow_pieces_sliding(pos, line, since);
+    // While the stories of a slide are listed, moves no line through the
+    // scans since the record's position (a piece caught on its path
+    // allowed) begins with are no story of them: the candidates are
+    // weighed instead. (Not otherwise: a piece misread by one scan fits no
+    // line at all.)
+    let reading = match reading {
+        Some(Reading::Moves(moves))
+            if listed_for_a_slide(&moment) && {
+                // A piece one scan alone showed gone was a blip.
+                let repaired = snapshots.without_pieces_caught_gone(since);
+                !exact_now(pos, sensed).iter().any(|line| {
+                    line.starts_with(&moves) && repaired.allow_pieces_sliding(pos, line, since)
+                })
+            } =>
+        {
+            Some(Reading::Hand)
+        }
+        other => other,
+    };
+    // A scan read as a hand at work or among several lines, or as the
+    // board gone back to an earlier position (a repetition read as a
+    // takeback while the record waited on a slide): the stories through
+    // the earlier scans as they showed the board are weighed against those
+    // that need one of them to have caught a slide.
+    if !matches!(
+        reading,
+        Some(Reading::Hand | Reading::Ambiguous(_) | Reading::Takeback(_))
+    ) {
+        return reading;
+    }
+    let weighed = weigh_passed(
+        pos,
+        sensed,
+        &told,
+        moment.presses_ahead,
+        !moment.closing,
+        slides,
+        allowed,
+    );
+    match (reading, weighed) {
+        (_, Some(ScanReading::Moves(moves))) => Some(Reading::Moves(moves)),
+        (Some(Reading::Takeback(k)), _) => Some(Reading::Takeback(k)),
+        (_, Some(ScanReading::Ambiguous(lines))) => Some(Reading::Ambiguous(lines)),
+        (_, Some(ScanReading::Hand)) => Some(Reading::Hand),
+        (reading, _) => reading,
+    }
+}
+
+/// Whether the candidates listed are a slide's stories: one of them goes
+/// on from a line an earlier scan showed and was read as a hand at work.
+fn listed_for_a_slide(moment: &Moment<'_>) -> bool {
+    moment.candidates.iter().any(|line| {
+        moment
+            .passed
+            .iter()
+            .any(|shown| !shown.is_empty() && line.starts_with(shown))
+    })
+}
+
+/// Weighs a scan that was read as a hand at work, or among several lines,
+/// against the `passed` lines (those that exactly explained an earlier scan
+/// from `pos`, read as a hand at work then, and the candidates listed for
+/// an earlier one: stories the scans so far told). `None`: no passed line goes
+/// on to what the sensors show. Otherwise the cheapest stories: the passed
+/// lines gone on, and the lines that do not pass through them (which need
+/// that earlier scan to have caught a piece in motion, a slide) when they
+/// cost no more; one story alone is read on from its passed line. Every
+/// story must pass through the scans since `pos` (`allowed`), a piece
+/// caught on its path allowed.
+fn weigh_passed(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    passed: &[Vec<Move>],
+    pressed: usize,
+    hands: bool,
+    slides: Slides,
+    allowed: impl Fn(&[Move]) -> bool,
+) -> Option<ScanReading> {
+    let mut gone: Vec<Vec<Move>> = Vec::new();
+    for line in passed {
+        if line.is_empty() || !is_legal_line(pos, line) {
+            continue;
+        }
+        let after = played(pos, line);
+        for tail in exact_explanations(&after, sensed, AFTER_PASSED).0 {
+            let whole: Vec<Move> = line.iter().copied().chain(tail).collect();
+            if !gone.contains(&whole) && allowed(&whole) {
+                gone.push(whole);
+            }
+        }
+    }
+    let fewest = gone.iter().map(Vec::len).min()?;
+    gone.retain(|line| line.len() == fewest);
+    let through_passed =
+        |line: &[Move]| passed.iter().any(|p| !p.is_empty() && line.starts_with(p));
+    let rivals: Vec<Vec<Move>> = exact_explanations(pos, sensed, fewest)
+        .0
+        .into_iter()
+        .filter(|line| !through_passed(line) && line.len() + SLIDE_COST <= fewest && allowed(line))
+        .collect();
+    if !rivals.is_empty() {
+        return Some(ScanReading::Ambiguous([rivals, gone].concat()));
+    }
+    // The longest passed line every cheapest story goes on from: it was
+    // made, and the rest is read from it as any scan is.
+    let Some(line) = passed
+        .iter()
+        .filter(|p| !p.is_empty() && gone.iter().all(|line| line.starts_with(p)))
+        .max_by_key(|p| p.len())
+    else {
+        return Some(ScanReading::Ambiguous(gone));
+    };
+    let after = played(pos, line);
+    let rest = match read_scan(
+        &after,
+        sensed,
+        pressed.saturating_sub(line.len()),
+        hands,
+        slides,
+    ) {
+        ScanReading::Moves(rest) => rest,
+        _ => Vec::new(),
+    };
+    Some(ScanReading::Moves([line.clone(), rest].concat()))
+}
+
+/// `pos` after `line`.
+fn played(pos: &Chess, line: &[Move]) -> Chess {
+    let mut after = pos.clone();
+    for &m in line {
+        after.play_unchecked(m);
+    }
+    after
+}
