@@ -193,6 +193,16 @@ impl Engine {
         (ours & !self.sensed.occupied()).any() || (ours & touched).any()
     }
 
+    /// Whether the mover's move and then the opponent's, whose lift of
+    /// `sq` completed it, explain the board: a piece the mover's move
+    /// cannot have put down may be the opponent's, put down before his own
+    /// was lifted (a promotion's new piece first, Art. 4.6.2), so no
+    /// illegal move.
+    fn opponent_move_explains(&self) -> bool {
+        let game = self.game();
+        explain(game.position(), &self.sensed, game.basis(game.ply()), 2) != Explanation::None
+    }
+
     /// Whether the record may lag the board: moves an occupancy board's
     /// dump showed are not all read yet, or candidates were listed (or one
     /// waits to be). A state no move explains is then more likely moves
@@ -236,6 +246,7 @@ impl Engine {
             && (self.sensed.occupied() & !pos.board().occupied()).any()
             && self.moved_own_piece(offender)
             && explain(pos, &self.sensed, game.basis(game.ply()), 1) == Explanation::None
+            && !self.opponent_move_explains()
         {
             return self.completed_irregularity(offender, t);
         }
