@@ -809,7 +809,8 @@ fn read_after_game(game: &Game, sensed: &SensedBoard) -> Reading {
 }
 
 /// A pawn put on the last rank of an occupancy board reads as a queen,
-/// which may mate or stalemate at once; when the board then identifies
+/// which may mate, stalemate or leave a dead position at once (Art. 5.2.2:
+/// a check whose one answer stalemates); when the board then identifies
 /// another piece replacing the pawn, that was the promotion (Art. 4.7.3:
 /// the move is made when the new piece is released), so the game goes on
 /// from the corrected move.
@@ -818,7 +819,7 @@ fn repromoted(game: &Game, sensed: &SensedBoard) -> Option<Move> {
     if n == 0
         || !matches!(
             game.termination(),
-            Some(Termination::Checkmate | Termination::Stalemate)
+            Some(Termination::Checkmate | Termination::Stalemate | Termination::DeadPosition)
         )
     {
         return None;
