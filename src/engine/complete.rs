@@ -100,6 +100,7 @@ impl Engine {
             && self.game().position().turn() == color
             && !self.sensed.shows_position(self.game().position())
             && self.moved_own_piece(color)
+            && !self.unsettled_blip_may_explain(t)
         {
             self.completed_irregularity(color, t);
         } else {
@@ -182,6 +183,35 @@ impl Engine {
             sensed.shows_position(pos)
                 || read_scan(pos, &sensed, 0, true, super::scanned::Slides::Caught)
                     != ScanReading::None
+        })
+    }
+
+    /// On a board reporting square events, whether a piece put on an empty
+    /// square, or lifted, less than the settle time before `t` may be a
+    /// blip (a sensor flicker, undone a moment later) and the board without
+    /// it shows a legal move: the press is then judged when the board has settled,
+    /// never on a state that has not (an illegal move needs a completed
+    /// state no legal hypothesis explains).
+    fn unsettled_blip_may_explain(&self, t: Millis) -> bool {
+        let game = self.game();
+        let (pos, since) = (game.position(), game.basis(game.ply()));
+        let recent = |at: Millis| t.saturating_sub(at) < self.config.settle_ms;
+        Square::ALL.into_iter().any(|sq| {
+            let i = sq.to_usize();
+            let mut probe = self.sensed.clone();
+            if self.sensed.occupied().contains(sq) {
+                if !self.placed[i].is_some_and(|(at, _)| recent(at)) {
+                    return false;
+                }
+                probe.lift(sq, self.seq);
+            } else {
+                // A piece gone for a moment: put back as it was.
+                let Some((_, piece, _)) = self.lifted[i].filter(|&(at, _, _)| recent(at)) else {
+                    return false;
+                };
+                probe.place(sq, piece, self.seq);
+            }
+            matches!(explain(pos, &probe, since, 1), Explanation::Unique(_))
         })
     }
 
