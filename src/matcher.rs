@@ -40,6 +40,16 @@ pub fn move_squares(m: Move, turn: Color) -> Bitboard {
     }
 }
 
+/// The square of the piece `m` captures: its target square, but for en
+/// passant, where the pawn taken stands beside it (Art. 3.7.4.1).
+pub fn captured_square(m: Move) -> Option<Square> {
+    match m {
+        Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
+        _ if m.is_capture() => Some(m.to()),
+        _ => None,
+    }
+}
+
 /// The squares on which `m` puts a piece down.
 pub fn placed_squares(m: Move, turn: Color) -> Bitboard {
     match m {

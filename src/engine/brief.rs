@@ -257,6 +257,18 @@ impl Engine {
         {
             return self.complete_held(h, t);
         }
+        // With no clock, the opponent putting down a piece the board names
+        // as his on an empty square (a promotion's new piece first, Art.
+        // 4.6.2) starts his move as a lift would: no blip puts down a
+        // named piece, so it completes the capture at once (Art. 6.2.1).
+        if let Some(&BoardEvent::Place(s, Some(piece))) = event
+            && !self.clock.in_use
+            && piece.color != self.game().position().turn()
+            && !self.sensed.occupied().contains(s)
+            && self.held_stands(false).is_some()
+        {
+            return self.complete_held(h, t);
+        }
         let Some((sq, at, seq)) = h.lift else {
             return;
         };

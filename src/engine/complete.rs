@@ -100,6 +100,7 @@ impl Engine {
             && self.game().position().turn() == color
             && !self.sensed.shows_position(self.game().position())
             && self.moved_own_piece(color)
+            && !self.unsettled_blip_may_explain(t)
         {
             self.completed_irregularity(color, t);
         } else {
@@ -185,12 +186,51 @@ impl Engine {
         })
     }
 
+    /// On a board reporting square events, whether a piece put on an empty
+    /// square, or lifted, less than the settle time before `t` may be a
+    /// blip (a sensor flicker, undone a moment later) and the board without
+    /// it shows a legal move: the press is then judged when the board has settled,
+    /// never on a state that has not (an illegal move needs a completed
+    /// state no legal hypothesis explains).
+    fn unsettled_blip_may_explain(&self, t: Millis) -> bool {
+        let game = self.game();
+        let (pos, since) = (game.position(), game.basis(game.ply()));
+        let recent = |at: Millis| t.saturating_sub(at) < self.config.settle_ms;
+        Square::ALL.into_iter().any(|sq| {
+            let i = sq.to_usize();
+            let mut probe = self.sensed.clone();
+            if self.sensed.occupied().contains(sq) {
+                if !self.placed[i].is_some_and(|(at, _)| recent(at)) {
+                    return false;
+                }
+                probe.lift(sq, self.seq);
+            } else {
+                // A piece gone for a moment: put back as it was.
+                let Some((_, piece, _)) = self.lifted[i].filter(|&(at, _, _)| recent(at)) else {
+                    return false;
+                };
+                probe.place(sq, piece, self.seq);
+            }
+            matches!(explain(pos, &probe, since, 1), Explanation::Unique(_))
+        })
+    }
+
     /// Whether one of `color`'s pieces left its square since the position.
     fn moved_own_piece(&self, color: Color) -> bool {
         let game = self.game();
         let ours = game.position().board().by_color(color);
         let touched = self.sensed.touched_since(game.basis(game.ply()));
         (ours & !self.sensed.occupied()).any() || (ours & touched).any()
+    }
+
+    /// Whether the mover's move and then the opponent's, whose lift of
+    /// `sq` completed it, explain the board: a piece the mover's move
+    /// cannot have put down may be the opponent's, put down before his own
+    /// was lifted (a promotion's new piece first, Art. 4.6.2), so no
+    /// illegal move.
+    fn opponent_move_explains(&self) -> bool {
+        let game = self.game();
+        explain(game.position(), &self.sensed, game.basis(game.ply()), 2) != Explanation::None
     }
 
     /// Whether the record may lag the board: moves an occupancy board's
@@ -236,6 +276,7 @@ impl Engine {
             && (self.sensed.occupied() & !pos.board().occupied()).any()
             && self.moved_own_piece(offender)
             && explain(pos, &self.sensed, game.basis(game.ply()), 1) == Explanation::None
+            && !self.opponent_move_explains()
         {
             return self.completed_irregularity(offender, t);
         }

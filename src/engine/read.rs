@@ -758,7 +758,10 @@ fn read_moves(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
             Explanation::Ambiguous => return Some(Reading::Wait),
         }
     }
-    if n > 0 && sensed.shows_position(game.position_at(n - 1).expect("ply > 0")) {
+    if n > 0
+        && sensed.shows_position(game.position_at(n - 1).expect("ply > 0"))
+        && undone_touched(game, sensed, n - 1)
+    {
         return Some(Reading::Takeback(n - 1));
     }
     match explain(pos, sensed, since, 2) {
@@ -769,9 +772,10 @@ fn read_moves(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
     // Positions earlier in the game never have fewer pieces.
     let fewer = sensed.occupied().count() < pos.board().occupied().count();
     if !fewer
-        && let Some(ply) = (0..n.saturating_sub(1))
-            .rev()
-            .find(|&ply| sensed.shows_position(game.position_at(ply).expect("ply < n")))
+        && let Some(ply) = (0..n.saturating_sub(1)).rev().find(|&ply| {
+            sensed.shows_position(game.position_at(ply).expect("ply < n"))
+                && undone_touched(game, sensed, ply)
+        })
     {
         return Some(Reading::Takeback(ply));
     }
@@ -779,6 +783,27 @@ fn read_moves(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
         Explanation::Unique(moves) => Some(Reading::Moves(moves)),
         _ => None,
     }
+}
+
+/// Whether every square the record's moves after half-move `ply` changed
+/// was touched (or may have been, unseen by a scan) since the record's
+/// position was shown: taking them back moves each of their pieces again.
+/// A board that only senses occupancy
+/// shows an earlier position's occupancy too when a piece is put on a
+/// square the last move emptied (a promotion's new piece put down before
+/// the pawn is lifted, Art. 4.6.2, on the square the last move left), and
+/// that is no takeback while the last move's own squares stand untouched.
+fn undone_touched(game: &Game, sensed: &SensedBoard, ply: usize) -> bool {
+    let since = game.basis(game.ply());
+    let touched = sensed.touched_since(since);
+    (ply..game.ply()).all(|k| {
+        let pos = game.position_at(k).expect("k < ply");
+        // A scan or dump may have hidden a lift and a place on a square
+        // it shows full.
+        crate::matcher::move_squares(game.moves()[k].mv, pos.turn())
+            .into_iter()
+            .all(|sq| touched.contains(sq) || sensed.emptied_since(sq, since))
+    })
 }
 
 /// Only the position before the irregularity, or a legal move from it,
@@ -816,7 +841,8 @@ fn read_after_game(game: &Game, sensed: &SensedBoard) -> Reading {
 }
 
 /// A pawn put on the last rank of an occupancy board reads as a queen,
-/// which may mate or stalemate at once; when the board then identifies
+/// which may mate, stalemate or leave a dead position at once (Art. 5.2.2:
+/// a check whose one answer stalemates); when the board then identifies
 /// another piece replacing the pawn, that was the promotion (Art. 4.7.3:
 /// the move is made when the new piece is released), so the game goes on
 /// from the corrected move.
@@ -825,7 +851,7 @@ fn repromoted(game: &Game, sensed: &SensedBoard) -> Option<Move> {
     if n == 0
         || !matches!(
             game.termination(),
-            Some(Termination::Checkmate | Termination::Stalemate)
+            Some(Termination::Checkmate | Termination::Stalemate | Termination::DeadPosition)
         )
     {
         return None;

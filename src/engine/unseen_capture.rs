@@ -9,7 +9,7 @@ use super::{Engine, Reading};
 use crate::{
     event::Millis,
     game::Game,
-    matcher::{Explanation, explain},
+    matcher::{Explanation, captured_square, explain},
     sensed::SensedBoard,
 };
 
@@ -89,11 +89,20 @@ impl Engine {
             return;
         };
         let captures = self.unseen_captures(pos.turn(), Bitboard::from(sq));
-        // A capture of the lifted piece: it may be the captured piece
-        // taken off, no completion.
-        let (Some(first), false) = (captures.first(), captures.iter().any(|m| m.to() == sq)) else {
+        let Some(first) = captures.first() else {
             return;
         };
+        // A capture of the lifted piece by the mover's lifted one, en
+        // passant too (the pawn taken stands beside the square the capturing
+        // pawn goes to): it may be the captured piece taken off, no
+        // completion (Art. 3.7.4.1: en passant takes the pawn where it stands).
+        if pos
+            .legal_moves()
+            .iter()
+            .any(|m| m.from() == first.from() && captured_square(*m) == Some(sq))
+        {
+            return;
+        }
         // The squares the opponent touched from his lift on are his
         // move's. So is every lift after the capturing piece left its
         // square (the capture itself showed nothing more): the captured

@@ -55,7 +55,15 @@ fn noise() -> impl Strategy<Value = Noise> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    // A fixed seed: CI runs the same cases every time, so a red run always
+    // names a reproducible case, never a new draw (new cases come from
+    // changing this seed on purpose). Chosen before it was run: the seed
+    // of an earlier trial.
+    #![proptest_config(ProptestConfig {
+        cases: 200,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x0eb0_a4d1_0000_0001),
+        ..ProptestConfig::default()
+    })]
 
     /// Random games, several per session, come back move for move.
     #[test]
@@ -83,6 +91,10 @@ proptest! {
             prop_assert_eq!(got_sans, sans(game), "{:?}", opts);
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
 
     /// Any text: parsing a script never panics, and a failure names a line
     /// of the input.
