@@ -14,15 +14,12 @@
 use shakmaty::{Chess, Move, Position};
 
 use super::{
+    cost::{INFERRED_PLY, SLIDE},
     read::{Moment, Reading},
     scanned::{ScanReading, Slides, exact_explanations, exact_now, is_legal_line, read_scan},
     snapshots::Snapshots,
 };
 use crate::{game::Game, sensed::SensedBoard};
-
-/// The cost of a scan having caught a piece on its path, in plies the board
-/// never showed: between two scans a slide and a ply are as likely.
-const SLIDE_COST: usize = 1;
 
 /// The most moves one scan is read with after a passed line.
 const AFTER_PASSED: usize = 2;
@@ -146,7 +143,13 @@ fn weigh_passed(
     let rivals: Vec<Vec<Move>> = exact_explanations(pos, sensed, fewest)
         .0
         .into_iter()
-        .filter(|line| !through_passed(line) && line.len() + SLIDE_COST <= fewest && allowed(line))
+        .filter(|line| {
+            // The cost table's units: a line with a slide that costs less
+            // than the fewest plies gone on (2 per ply) is a rival story.
+            !through_passed(line)
+                && INFERRED_PLY * line.len() + SLIDE < INFERRED_PLY * fewest
+                && allowed(line)
+        })
         .collect();
     if !rivals.is_empty() {
         return Some(ScanReading::Ambiguous([rivals, gone].concat()));
