@@ -332,7 +332,18 @@ impl Engine {
             ..
         } = at;
         self.reading_dump = false;
-        if self.sensed.shows_position(self.game().position()) {
+        // The board shows the record's position, or one move from it under
+        // way on square events: the record lags it by that move at most.
+        let game = self.game();
+        if self.sensed.shows_position(game.position())
+            || !self.scanned
+                && self.hypotheses.state != SyncState::Ambiguous
+                && progress::one_move_under_way(
+                    game.position(),
+                    &self.sensed,
+                    game.basis(game.ply()),
+                )
+        {
             self.behind = false;
         }
         let game = self.game();

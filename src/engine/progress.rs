@@ -129,6 +129,23 @@ pub fn hand_in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
     }
 }
 
+/// Whether the board shows one move under way from `pos`, and nothing
+/// else since event `since` (the record's last move): a move in progress
+/// ([`hand_in_progress`]) whose every square touched since is a square of
+/// one legal move of the player to move, its origin among them. Square
+/// events report each change, so such a board is at most that move ahead
+/// of the record: no state was skipped since.
+pub fn one_move_under_way(pos: &Chess, sensed: &SensedBoard, since: u64) -> bool {
+    if !hand_in_progress(pos, sensed) {
+        return false;
+    }
+    let touched = sensed.touched_since(since);
+    crate::legal::legal_moves(pos).iter().any(|&m| {
+        let squares = crate::matcher::move_squares(m, pos.turn());
+        m.from().is_some_and(|from| touched.contains(from)) && (touched & !squares).is_empty()
+    })
+}
+
 /// Whether a legal move of the player to move captures the piece on the one
 /// square of `on` (en passant included), from one of the squares `lifted`
 /// when there are any.
