@@ -33,6 +33,11 @@ pub struct SensedBoard {
     /// it was for, until the stamps change: a reader asks the same
     /// question for one, two and three moves from the same position.
     touched_memo: Cell<Option<(u64, Bitboard)>>,
+    /// Per square, the event that emptied it again after a brief fill
+    /// forgotten as a blip ([`SensedBoard::forget_phantom`]): a piece
+    /// dragged over an empty square reads the same, so it is weighed
+    /// later, never read as a touch (0: none).
+    flicker: [u64; 64],
 }
 
 impl SensedBoard {
@@ -50,6 +55,7 @@ impl SensedBoard {
             unseen: Bitboard::EMPTY,
             unseen_at: 0,
             touched_memo: Cell::new(None),
+            flicker: [0; 64],
         }
     }
 
@@ -125,8 +131,19 @@ impl SensedBoard {
     /// nor the lift is evidence of anything.
     pub fn forget_phantom(&mut self, sq: Square) {
         let i = sq.to_usize();
+        self.flicker[i] = self.last_lift[i];
         (self.last_place[i], self.last_lift[i]) = self.before_place[i];
         self.touched_memo.set(None);
+    }
+
+    /// The squares filled and emptied again at once after event `since`
+    /// (see [`SensedBoard::forget_phantom`]): each a blip, or a piece
+    /// dragged over it.
+    pub fn flickered_since(&self, since: u64) -> Bitboard {
+        Square::ALL
+            .into_iter()
+            .filter(|sq| self.flicker[sq.to_usize()] > since)
+            .collect()
     }
 
     /// These sensors with every square of `squares` that still reads

@@ -3,9 +3,12 @@
 //! change (its debounce), so the capture square never reads empty and only
 //! the capturing piece's square does.
 
-use shakmaty::{Bitboard, Color, Move, Position, Role};
+use shakmaty::{Bitboard, Color, Move, Position, Role, attacks};
 
-use super::{Engine, Reading};
+use super::{
+    Engine, Reading,
+    cost::{BLIP, MARGIN},
+};
 use crate::{
     event::Millis,
     game::Game,
@@ -37,15 +40,17 @@ impl Engine {
         }) else {
             return Vec::new();
         };
-        pos.legal_moves()
-            .into_iter()
-            .filter(|m| {
-                m.from() == Some(from)
-                    && m.is_capture()
-                    && !m.is_en_passant()
-                    && m.promotion().is_none_or(|r| r == Role::Queen)
-            })
-            .collect()
+        let captures = pos.legal_moves().into_iter().filter(|m| {
+            m.from() == Some(from)
+                && m.is_capture()
+                && !m.is_en_passant()
+                && m.promotion().is_none_or(|r| r == Role::Queen)
+        });
+        let game = self.game();
+        let since = game.basis(game.ply());
+        let touched =
+            (self.sensed.touched_since(since) | self.sensed.flickered_since(since)) & !lifted;
+        within_margin_by_path(captures.collect(), touched.without(from))
     }
 
     /// At a press by `color`: records and completes the capture the board
@@ -128,6 +133,27 @@ impl Engine {
             _ => {}
         }
     }
+}
+
+/// The captures whose squares touched since the record's last move cost
+/// within [`MARGIN`] of the cheapest. A square off the capture's own is a
+/// drag over its path (free: a dragged piece is reported on every square
+/// it crosses) or a blip ([`BLIP`]): the queen dragged c4-d5 and taking on
+/// e6 unseen is Qxe6, not a capture on e4 or c6 with d5 a blip.
+fn within_margin_by_path(captures: Vec<Move>, touched: Bitboard) -> Vec<Move> {
+    let cost = |m: &Move| {
+        let path = m
+            .from()
+            .map_or(Bitboard::EMPTY, |from| attacks::between(from, m.to()));
+        (touched & !path).without(m.to()).count() * BLIP
+    };
+    let Some(cheapest) = captures.iter().map(cost).min() else {
+        return captures;
+    };
+    captures
+        .into_iter()
+        .filter(|m| cost(m) <= cheapest + MARGIN)
+        .collect()
 }
 
 /// On an occupancy event board, a state no move explains
