@@ -26,6 +26,7 @@ impl Engine {
             return Ok(());
         }
         self.advance_to(t);
+        self.judge_hand_press(Some(&ev.event), t);
         self.confirm_brief_lift(Some(&ev.event), t);
         self.now = t;
         match &ev.event {

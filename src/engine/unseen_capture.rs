@@ -21,7 +21,7 @@ impl Engine {
     /// be an illegal move, and a legal explanation costs less (see
     /// docs/design/reconstruction.md, the cost table).
     fn unseen_captures(&self, color: Color, lifted: Bitboard) -> Vec<Move> {
-        if self.scanned || self.sensed.identifies_all() || self.game().is_over() {
+        if self.scanned || self.sensed.names_pieces() || self.game().is_over() {
             return Vec::new();
         }
         let pos = self.game().position();
@@ -50,10 +50,18 @@ impl Engine {
 
     /// At a press by `color`: records and completes the capture the board
     /// did not show on its square, if there is one; returns whether it did.
+    /// At a press by `color`: records and completes the capture the board
+    /// did not show on its square, if there is one; returns whether it did.
     pub(super) fn press_completes_unseen_capture(&mut self, color: Color, t: Millis) -> bool {
         if self.game().position().turn() == color && self.press_completes_brief_capture(t) {
             return true;
         }
+        self.unseen_capture_at_press(color, t)
+    }
+
+    /// Records and completes the capture the board did not show on its
+    /// square, if there is one; returns whether it did.
+    fn unseen_capture_at_press(&mut self, color: Color, t: Millis) -> bool {
         match self.unseen_captures(color, Bitboard::EMPTY)[..] {
             [] => false,
             [m] => {
