@@ -278,6 +278,14 @@ impl SensedBoard {
         (self.occupied & !self.identified).is_empty()
     }
 
+    /// Whether the board named any piece on the board now: a board that
+    /// names pieces names the capturing piece on a capture's square, so no
+    /// capture goes unseen there, even while squares it has not reported
+    /// since the start have no name yet.
+    pub fn names_pieces(&self) -> bool {
+        (self.occupied & self.identified).any()
+    }
+
     /// Whether the sensors show `pos`'s board.
     pub fn shows_position<P: Position>(&self, pos: &P) -> bool {
         self.shows(pos.board())

@@ -37,6 +37,9 @@ pub struct Clock {
     /// sliding: who pressed, when, and the event of that scan. The move is
     /// completed as the next scan shows it (`scan_slide.rs`).
     pub slide_press: Option<super::scan_slide::SlidePress>,
+    /// A press that found the mover's piece off its square and nothing
+    /// put down, kept for the settle time (`hand_press.rs`).
+    pub hand_press: Option<super::hand_press::HandPress>,
 }
 
 /// The most squares a scan may have changed for each to be weighed as a
@@ -88,7 +91,16 @@ impl Engine {
                 t,
                 false,
             );
-        } else if !self.may_lag()
+        } else if !self.keep_hand_press(color, t) {
+            self.judge_press(color, t);
+        }
+    }
+
+    /// A press by the player to move that the record's last move does not
+    /// explain: a capture the board never showed on its square, an
+    /// irregularity, or a move the board has not shown yet.
+    pub(super) fn judge_press(&mut self, color: Color, t: Millis) {
+        if !self.may_lag()
             && !self.phase.is_restoring()
             && self.press_completes_unseen_capture(color, t)
         {
@@ -104,25 +116,29 @@ impl Engine {
         {
             self.completed_irregularity(color, t);
         } else {
-            // The board has not shown this player's move yet (boards report
-            // later than clocks, and a scanning board can be a ply or two
-            // behind, its last scan showing the piece still in the hand): it
-            // is completed as soon as the board shows it, or found illegal
-            // then (`pressed_before_scan`). A press by the player whose
-            // move is already completed, with the board not behind the
-            // clock, announces nothing: it must not complete his next move.
-            let turn = self.game().position().turn();
-            if turn == color || self.clock.pending_press[turn] {
-                self.clock.pending_press[color] = true;
-            }
-            let next = if self.clock.presses_ahead.is_multiple_of(2) {
-                turn
-            } else {
-                !turn
-            };
-            if color == next {
-                self.clock.presses_ahead += 1;
-            }
+            self.press_ahead_of_board(color);
+        }
+    }
+
+    /// The board has not shown this player's move yet (boards report
+    /// later than clocks, and a scanning board can be a ply or two
+    /// behind, its last scan showing the piece still in the hand): it
+    /// is completed as soon as the board shows it, or found illegal
+    /// then (`pressed_before_scan`). A press by the player whose
+    /// move is already completed, with the board not behind the
+    /// clock, announces nothing: it must not complete his next move.
+    pub(super) fn press_ahead_of_board(&mut self, color: Color) {
+        let turn = self.game().position().turn();
+        if turn == color || self.clock.pending_press[turn] {
+            self.clock.pending_press[color] = true;
+        }
+        let next = if self.clock.presses_ahead.is_multiple_of(2) {
+            turn
+        } else {
+            !turn
+        };
+        if color == next {
+            self.clock.presses_ahead += 1;
         }
     }
 

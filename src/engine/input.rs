@@ -26,6 +26,7 @@ impl Engine {
             return Ok(());
         }
         self.advance_to(t);
+        self.judge_hand_press(Some(&ev.event), t);
         self.confirm_brief_lift(Some(&ev.event), t);
         self.now = t;
         match &ev.event {
@@ -173,6 +174,10 @@ impl Engine {
             // a deliberate one). Had it been the captured piece taken off,
             // the capture would touch it anyway.
             self.touches.forget(sq);
+            // Other reports came between the lift and the place (a piece
+            // lifted as the square blipped): a capture on it read from that
+            // vacancy alone is weighed against a blip (`brief.rs`).
+            self.note_brief_refill(sq);
         }
     }
 

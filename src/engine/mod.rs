@@ -32,6 +32,7 @@ mod follow;
 mod full_dead;
 mod guard;
 mod half_castled;
+mod hand_press;
 mod held_lift;
 mod hypotheses;
 mod illegal;
@@ -360,6 +361,7 @@ impl Engine {
     /// enough is read. A live reader calls this at [`Engine::next_deadline`].
     pub fn advance_to(&mut self, t: Millis) {
         self.lifts_outlived_by(t, false);
+        self.judge_hand_press(None, t);
         self.confirm_brief_lift(None, t);
         if self.read_due(t) {
             self.read_board();
@@ -382,6 +384,7 @@ impl Engine {
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
         self.lifts_outlived_by(self.now, true);
+        self.judge_hand_press(None, Millis::MAX);
         self.flush();
         self.follow_at_end();
         self.settle_slide_press();

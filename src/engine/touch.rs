@@ -3,7 +3,7 @@
 use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Position, Square};
 
 use super::illegal::role_name;
-use crate::{event::Millis, game::Game};
+use crate::{event::Millis, game::Game, matcher::captured_square};
 
 /// Per player, the first of his own pieces and the first opponent piece he
 /// lifted during his current move.
@@ -101,11 +101,7 @@ impl Touches {
     /// Advisory: a board cannot hear "j'adoube" (Art. 4.2).
     pub fn breaches(&self, pos: &Chess, m: Move) -> Vec<String> {
         let lifts = self.0[pos.turn()];
-        let captured = match m {
-            Move::EnPassant { from, to } => Some(Square::from_coords(to.file(), from.rank())),
-            _ if m.is_capture() => Some(m.to()),
-            _ => None,
-        };
+        let captured = captured_square(m);
         let own_other = lifts.own.is_some()
             && !m
                 .from()
@@ -136,12 +132,7 @@ impl Touches {
         if let Some((target, _)) = lifts.theirs
             && theirs_other
         {
-            let takes = |l: &Move| match *l {
-                Move::EnPassant { from, to } => {
-                    Square::from_coords(to.file(), from.rank()) == target
-                }
-                _ => l.is_capture() && l.to() == target,
-            };
+            let takes = |l: &Move| captured_square(*l) == Some(target);
             if legal.iter().any(takes) && !takes(&m) {
                 let role = pos.board().role_at(target).map_or("piece", role_name);
                 breaches.push(format!(

@@ -3,7 +3,7 @@
 //! change (its debounce), so the capture square never reads empty and only
 //! the capturing piece's square does.
 
-use shakmaty::{Bitboard, Color, Move, Position, Role, attacks};
+use shakmaty::{Bitboard, Color, Move, Position, Role, Square, attacks};
 
 use super::{
     Engine, Reading,
@@ -24,7 +24,7 @@ impl Engine {
     /// be an illegal move, and a legal explanation costs less (see
     /// docs/design/reconstruction.md, the cost table).
     fn unseen_captures(&self, color: Color, lifted: Bitboard) -> Vec<Move> {
-        if self.scanned || self.sensed.identifies_all() || self.game().is_over() {
+        if self.scanned || self.sensed.names_pieces() || self.game().is_over() {
             return Vec::new();
         }
         let pos = self.game().position();
@@ -59,6 +59,12 @@ impl Engine {
         if self.game().position().turn() == color && self.press_completes_brief_capture(t) {
             return true;
         }
+        self.unseen_capture_at_press(color, t)
+    }
+
+    /// Records and completes the capture the board did not show on its
+    /// square, if there is one; returns whether it did.
+    fn unseen_capture_at_press(&mut self, color: Color, t: Millis) -> bool {
         match self.unseen_captures(color, Bitboard::EMPTY)[..] {
             [] => false,
             [m] => {
@@ -90,24 +96,12 @@ impl Engine {
         }
         let pos = self.game().position();
         let theirs = pos.board().by_color(!pos.turn()) & !self.sensed.occupied();
-        let Some(sq) = theirs.single_square() else {
+        let Some((completed_by, captures)) = self.completing_lifts(theirs) else {
             return;
         };
-        let captures = self.unseen_captures(pos.turn(), Bitboard::from(sq));
         let Some(first) = captures.first() else {
             return;
         };
-        // A capture of the lifted piece by the mover's lifted one, en
-        // passant too (the pawn taken stands beside the square the capturing
-        // pawn goes to): it may be the captured piece taken off, no
-        // completion (Art. 3.7.4.1: en passant takes the pawn where it stands).
-        if pos
-            .legal_moves()
-            .iter()
-            .any(|m| m.from() == first.from() && captured_square(*m) == Some(sq))
-        {
-            return;
-        }
         // The squares the opponent touched from his lift on are his
         // move's. So is every lift after the capturing piece left its
         // square (the capture itself showed nothing more): the captured
@@ -120,7 +114,7 @@ impl Engine {
         match captures[..] {
             [m] => {
                 let since = self.settle.since();
-                self.record(&[m], since, self.sensed.last_lift(sq).saturating_sub(1));
+                self.record(&[m], since, completed_by.saturating_sub(1));
                 self.complete_all(since);
             }
             // Several: each legal, none certain. Listed, the moves after
@@ -131,6 +125,42 @@ impl Engine {
                 self.ambiguous(captures.iter().map(|&m| vec![m]).collect(), false);
             }
             _ => {}
+        }
+    }
+
+    /// The opponent's lifts `theirs` that complete a capture the board did
+    /// not show on its square, the board event of the first of them, and
+    /// the captures. One of his pieces lifted, which the mover's lifted
+    /// piece cannot be capturing (en passant too: Art. 3.7.4.1 takes the
+    /// pawn where it stands), else it may be the captured piece taken off,
+    /// no completion. Or two: one on the square of such a capture, the
+    /// capturing piece taken off as his recapture begins (the exchange beat
+    /// the debounce), and one no capture of the mover's takes, his own
+    /// piece: that lift completed the capture (Art. 6.2.1), since the other
+    /// story, the captured piece off and the capturing one still in the
+    /// hand, has him lift a piece before the move is completed (the cost
+    /// table: a hand at the completion, 10).
+    fn completing_lifts(&self, theirs: Bitboard) -> Option<(u64, Vec<Move>)> {
+        let pos = self.game().position();
+        let captures = self.unseen_captures(pos.turn(), theirs);
+        let from = captures.first()?.from();
+        let takes = |sq: Square| {
+            pos.legal_moves()
+                .iter()
+                .any(|m| m.from() == from && captured_square(*m) == Some(sq))
+        };
+        let taken: Bitboard = theirs.into_iter().filter(|&s| takes(s)).collect();
+        let first_lift = theirs.into_iter().map(|s| self.sensed.last_lift(s)).min()?;
+        match (theirs.count(), taken.count()) {
+            (1, 0) => Some((first_lift, captures)),
+            (2, 1) => {
+                let on: Vec<Move> = captures
+                    .into_iter()
+                    .filter(|m| taken.contains(m.to()))
+                    .collect();
+                Some((first_lift, on))
+            }
+            _ => None,
         }
     }
 }
