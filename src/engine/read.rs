@@ -11,6 +11,7 @@
 use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square};
 
 use super::{
+    cost::{BLIP, HAND, INFERRED_PLY, MARGIN},
     hypotheses::SNAPSHOT_PLIES,
     occupancy_slide::{cheapest_lines, slide_square},
     passed_story::reweigh,
@@ -306,6 +307,7 @@ fn read_occupancy_snapshot(
                         costed: false,
                         ..moment
                     },
+                    false,
                 )
                 && left.len() == 1
                 && !certain.is_empty()
@@ -367,6 +369,14 @@ fn conclude_snapshot(
         {
             Some(Reading::Ambiguous(vec![moves]))
         }
+        // Moves inferred, or read through a hand, against other moves
+        // that one scan's odd squares read as a blip explain as cheaply:
+        // the next scan tells them apart.
+        ScanReading::Moves(moves)
+            if hands && moves.len() > 1 && blip_rivals(lines, &moves, moment.presses_ahead) =>
+        {
+            Some(Reading::Wait)
+        }
         // One move read from a snapshot changes squares no blip
         // alone makes up; two may hide one.
         ScanReading::Moves(moves) if hands && moves.len() > 1 => {
@@ -398,7 +408,7 @@ fn conclude_snapshot(
         // went on through b2 caught empty for one scan while
         // 24...Be4 25.Nxe4 and 24...Bxg4 25.Ne4 were followed, and
         // the rest of the game was never read.
-        ScanReading::None if !moment.candidates.is_empty() => narrowed(lines, moment)
+        ScanReading::None if !moment.candidates.is_empty() => narrowed(lines, moment, true)
             .or_else(|| {
                 let odd =
                     snapshots.without_odd_squares(since, pos.board().occupied(), Bitboard::FULL)?;
@@ -408,6 +418,7 @@ fn conclude_snapshot(
                         ..*lines
                     },
                     moment,
+                    true,
                 )
             })
             .or(waits.then_some(Reading::Wait)),
@@ -481,6 +492,38 @@ fn read_past_blips(
         squares &= !captured;
     }
     None
+}
+
+/// Whether other moves than `moves` (read from the snapshots since the
+/// record) explain them with the squares one scan alone showed changed
+/// read as a blip, within the margin of `moves`' own cost: 3 per blip
+/// against 2 per ply no scan showed and 1 per scan read as a hand at work
+/// (the cost table). A bishop on g5 with g7 caught empty by the scan that
+/// first showed it is read as Bh6, g5, Bg7 with a hand at that scan only
+/// at a cost no lower than the blip's.
+fn blip_rivals(lines: &SnapshotLines<'_>, moves: &[Move], pressed: usize) -> bool {
+    let (pos, since) = (lines.pos, lines.since);
+    let Some(odd) =
+        lines
+            .snapshots
+            .without_odd_squares(since, pos.board().occupied(), Bitboard::FULL)
+    else {
+        return false;
+    };
+    let cost = |snapshots: &Snapshots, line: &[Move]| {
+        INFERRED_PLY * snapshots.unshown_plies_so_far(pos, line, since).len()
+            + HAND * snapshots.caught_in_motion(pos, line, since, None)
+    };
+    let made = cost(lines.snapshots, moves);
+    let again = SnapshotLines {
+        snapshots: &odd.repaired,
+        ..*lines
+    };
+    let ScanReading::Moves(rival) = again.read(pressed, true) else {
+        return false;
+    };
+    let blips = (odd.empties | odd.fills).count();
+    rival.first() != moves.first() && BLIP * blips + cost(&odd.repaired, &rival) <= made + MARGIN
 }
 
 /// The squares one snapshot alone showed empty (`odd`) where a capture may
@@ -563,8 +606,10 @@ const MAX_CANDIDATES: usize = 16;
 /// one is left). The moves every candidate still fitting begins with are
 /// certain, as far as the snapshots showed them: two moves at most from
 /// one snapshot alone, or three that a snapshot showed exactly and a later
-/// one showed gone on from (see [`Snapshots::followed_plies`]).
-fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>) -> Option<Reading> {
+/// one showed gone on from (see [`Snapshots::followed_plies`]). `listed`:
+/// the candidates are those listed with `out_of_sync` (the shortest lines
+/// then), not the lines a hand was read among.
+fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>, listed: bool) -> Option<Reading> {
     let (exact, hand) = lines.candidates(moment.candidates, !moment.closing);
     if exact.is_empty() {
         // A hand after a candidate, or nothing: the candidates stand.
@@ -585,6 +630,13 @@ fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>) -> Option<Reading> {
         return Some(Reading::Wait);
     }
     let mut certain = common_prefix(&all);
+    // The listing held the shortest lines only: a line going on from one
+    // by more plies no scan showed than the margin allows may be dearer
+    // than one the listing left out (a ply longer then, shown since), so
+    // nothing is certain from it.
+    if listed && beyond_listing(lines, moment.candidates, &exact) > MARGIN {
+        certain.clear();
+    }
     // A line that ends in a hand shows no position of its own to weigh.
     for line in &exact {
         certain.truncate(lines.snapshots.followed_plies(
@@ -599,6 +651,35 @@ fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>) -> Option<Reading> {
         certain,
         lines: all,
     })
+}
+
+/// What the cheapest of `exact` (lines followed on from `candidates`)
+/// adds beyond the candidate it goes on from: 2 per ply after it no
+/// snapshot showed (the cost table's inferred ply). Zero with no line.
+fn beyond_listing(
+    lines: &SnapshotLines<'_>,
+    candidates: &[Vec<Move>],
+    exact: &[Vec<Move>],
+) -> usize {
+    exact
+        .iter()
+        .map(|line| {
+            let from = candidates
+                .iter()
+                .filter(|c| line.starts_with(c))
+                .map(Vec::len)
+                .max()
+                .unwrap_or(0);
+            INFERRED_PLY
+                * lines
+                    .snapshots
+                    .unshown_plies_so_far(lines.pos, line, lines.since)
+                    .iter()
+                    .filter(|&&ply| ply > from)
+                    .count()
+        })
+        .min()
+        .unwrap_or(0)
 }
 
 /// The moves every one of `lines` begins with.
