@@ -2,12 +2,15 @@
 
 use serde::Serialize;
 
+use std::sync::mpsc::Sender;
+
 use crate::{
-    engine::{Confirmation, Engine, EngineConfig, EngineError},
+    engine::{Confirmation, Engine, EngineConfig, EngineError, MateCheck},
     event::side_name,
     failsafe::{Injected, catch},
     game::Game,
     script::{ScriptError, parse_script},
+    winnability::{Budget, Verdict, mate_verdict},
 };
 
 /// Why a script could not be replayed.
@@ -67,6 +70,12 @@ pub fn replay_script(file: &str, text: &str, config: EngineConfig) -> Result<Eng
 /// alive), analysing only the last of each stretch, in parallel. Only when
 /// one may be dead is the script read again, in line with the verdicts
 /// found: the same record as analysing every position in line.
+///
+/// Flag falls and resignations are scored as losses in the first reading
+/// and their verdicts ("can the winner still mate?") computed meanwhile on
+/// another thread ([`Engine::assume_mates_in_line`]); the first reading
+/// stands when every one is "yes", and is read again with the verdicts
+/// found otherwise: the same record as computing each in line.
 pub fn replay_script_with(
     file: &str,
     text: &str,
@@ -74,18 +83,70 @@ pub fn replay_script_with(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Engine, ReplayError> {
     let lines = parse_script(file, text)?;
-    let mut engine = Engine::new(config);
-    engine.assume_alive_in_line();
-    read_lines(file, &lines, &mut engine, progress)?;
+    let mut mates: Vec<(MateCheck, Verdict)> = Vec::new();
+    let mut engine = loop {
+        let mut engine = Engine::new(config);
+        engine.assume_alive_in_line();
+        engine.know_mate_verdicts(&mates);
+        let Some(found) = first_reading(file, &lines, &mut engine, progress)? else {
+            // The thread computing the verdicts was lost: they are
+            // computed in line.
+            let mut engine = Engine::new(config);
+            engine.assume_alive_in_line();
+            read_lines(file, &lines, &mut engine, progress, None)?;
+            break engine;
+        };
+        let stands = found.iter().all(|(_, verdict)| *verdict == Verdict::Yes);
+        if stands {
+            engine.mates_confirmed(&found);
+            break engine;
+        }
+        // Each reading adds the verdicts it met: the readings end.
+        mates.extend(found);
+    };
     match engine.confirm_first_reading() {
         Confirmation::Alive => Ok(engine),
         Confirmation::Unsure(known) => {
             let mut engine = Engine::new(config);
             engine.know_dead_verdicts(known);
-            read_lines(file, &lines, &mut engine, progress)?;
+            engine.know_mate_verdicts(&mates);
+            read_lines(file, &lines, &mut engine, progress, None)?;
             Ok(engine)
         }
     }
+}
+
+/// A first reading ([`Engine::assume_mates_in_line`]), the verdicts of the
+/// flag falls and resignations it scored provisionally computed meanwhile
+/// on another thread, and returned; `None` if that thread was lost.
+fn first_reading(
+    file: &str,
+    lines: &[crate::script::ScriptLine],
+    engine: &mut Engine,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Option<Vec<(MateCheck, Verdict)>>, ReplayError> {
+    engine.assume_mates_in_line();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<MateCheck>();
+        let worker = scope.spawn(move || {
+            // A panic in the solver is caught inside `mate_verdict`; one
+            // anywhere else loses the thread's verdicts, not the replay.
+            catch(|| {
+                rx.iter()
+                    .map(|check| {
+                        let verdict =
+                            mate_verdict(&check.position, check.side, Budget::DETERMINISTIC)
+                                .unwrap_or(Verdict::Unknown);
+                        (check, verdict)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .ok()
+        });
+        read_lines(file, lines, engine, progress, Some(&tx))?;
+        drop(tx);
+        Ok(worker.join().ok().flatten())
+    })
 }
 
 /// Reads the script's lines into `engine`, to the end of the input.
@@ -94,7 +155,17 @@ fn read_lines(
     lines: &[crate::script::ScriptLine],
     engine: &mut Engine,
     progress: &mut dyn FnMut(usize, usize),
+    mates: Option<&Sender<MateCheck>>,
 ) -> Result<(), ReplayError> {
+    // Sent as they come, for the verdicts to be computed meanwhile; a
+    // receiver gone (its thread lost) is told by its result.
+    let send = |engine: &mut Engine| {
+        if let Some(tx) = mates {
+            for check in engine.take_assumed_mates() {
+                let _ = tx.send(check);
+            }
+        }
+    };
     let inject = Injected::from_env();
     let panicked = |line: usize, message: String| ReplayError::Panic {
         file: file.to_owned(),
@@ -118,9 +189,11 @@ fn read_lines(
         })?;
         // The events are for live listeners; a replay only wants the record.
         engine.clear_events();
+        send(engine);
     }
     let last = lines.last().map_or(1, |l| l.line);
     catch(|| engine.finish()).map_err(|message| panicked(last, message))?;
+    send(engine);
     Ok(())
 }
 
