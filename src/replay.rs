@@ -2,13 +2,14 @@
 
 use serde::Serialize;
 
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::{Receiver, Sender};
 
 use crate::{
-    engine::{Confirmation, Engine, EngineConfig, EngineError, MateCheck},
+    engine::{Confirmation, DeadCheck, Engine, EngineConfig, EngineError, MateCheck},
     event::side_name,
     failsafe::{Injected, catch},
     game::Game,
+    quick_dead::open_without_the_solver,
     script::{ScriptError, ScriptLine, line_count, parse_script_in_chunks},
     winnability::{Budget, Verdict, mate_verdict},
 };
@@ -75,7 +76,10 @@ pub fn replay_script(file: &str, text: &str, config: EngineConfig) -> Result<Eng
 /// and their verdicts ("can the winner still mate?") computed meanwhile on
 /// another thread ([`Engine::assume_mates_in_line`]); the first reading
 /// stands when every one is "yes", and is read again with the verdicts
-/// found otherwise: the same record as computing each in line.
+/// found otherwise: the same record as computing each in line. On that
+/// thread too, the quick dead-position test sorts the positions after each
+/// move ([`Engine::sort_quick_tests_later`]), and the script is parsed on
+/// a third while the engine reads it.
 pub fn replay_script_with(
     file: &str,
     text: &str,
@@ -99,9 +103,11 @@ pub fn replay_script_with(
             read_lines(file, lines, &mut engine, progress, None)?;
             break engine;
         };
+        let (found, waiting) = found;
         let stands = found.iter().all(|(_, verdict)| *verdict == Verdict::Yes);
         if stands {
             engine.mates_confirmed(&found);
+            engine.quick_tests_sorted(waiting);
             break engine;
         }
         // Each reading adds the verdicts it met: the readings end.
@@ -127,36 +133,57 @@ type Chunks = Vec<Vec<ScriptLine>>;
 /// by the engine while the next are parsed.
 const CHUNK: usize = 4096;
 
-/// A first reading ([`Engine::assume_mates_in_line`]), the verdicts of the
-/// flag falls and resignations it scored provisionally computed meanwhile
-/// on another thread, and returned; `None` if that thread was lost. The
-/// script is parsed meanwhile too, on a third, unless `lines` holds it
-/// already; then `lines` does.
+/// What a first reading leaves to another thread: a flag fall's or
+/// resignation's verdict, positions for the quick test to sort.
+enum Job {
+    Mate(MateCheck),
+    Quick(Vec<(usize, DeadCheck)>),
+}
+
+/// What that thread found: the verdicts, the positions the quick test
+/// leaves to the solver.
+type Found = (Vec<(MateCheck, Verdict)>, Vec<(usize, DeadCheck)>);
+
+/// The thread's work: each job as it comes.
+fn work(jobs: Receiver<Job>) -> Found {
+    let (mut mates, mut waiting) = (Vec::new(), Vec::new());
+    for job in jobs {
+        match job {
+            Job::Mate(check) => {
+                let verdict = mate_verdict(&check.position, check.side, Budget::DETERMINISTIC)
+                    .unwrap_or(Verdict::Unknown);
+                mates.push((check, verdict));
+            }
+            Job::Quick(checks) => waiting.extend(
+                checks
+                    .into_iter()
+                    .filter(|(_, check)| !open_without_the_solver(&check.position)),
+            ),
+        }
+    }
+    (mates, waiting)
+}
+
+/// A first reading ([`Engine::assume_mates_in_line`],
+/// [`Engine::sort_quick_tests_later`]), the verdicts of the flag falls and
+/// resignations it scored provisionally, and the quick test's sorting,
+/// done meanwhile on another thread and returned; `None` if that thread
+/// was lost. The script is parsed meanwhile too, on a third, unless
+/// `lines` holds it already; then `lines` does.
 fn first_reading(
     file: &str,
     text: &str,
     lines: &mut Option<Chunks>,
     engine: &mut Engine,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<Option<Vec<(MateCheck, Verdict)>>, ReplayError> {
+) -> Result<Option<Found>, ReplayError> {
     engine.assume_mates_in_line();
+    engine.sort_quick_tests_later();
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::channel::<MateCheck>();
-        let worker = scope.spawn(move || {
-            // A panic in the solver is caught inside `mate_verdict`; one
-            // anywhere else loses the thread's verdicts, not the replay.
-            catch(|| {
-                rx.iter()
-                    .map(|check| {
-                        let verdict =
-                            mate_verdict(&check.position, check.side, Budget::DETERMINISTIC)
-                                .unwrap_or(Verdict::Unknown);
-                        (check, verdict)
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .ok()
-        });
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        // A panic in the solver is caught inside `mate_verdict`; one
+        // anywhere else loses the thread's work, not the replay.
+        let worker = scope.spawn(move || catch(|| work(rx)).ok());
         match lines {
             Some(chunks) => read_lines(file, chunks, engine, progress, Some(&tx))?,
             None => *lines = Some(read_while_parsing(file, text, engine, progress, &tx)?),
@@ -175,7 +202,7 @@ fn read_while_parsing(
     text: &str,
     engine: &mut Engine,
     progress: &mut dyn FnMut(usize, usize),
-    mates: &Sender<MateCheck>,
+    mates: &Sender<Job>,
 ) -> Result<Chunks, ReplayError> {
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel::<Vec<ScriptLine>>();
@@ -215,7 +242,7 @@ fn read_lines(
     lines: &[Vec<ScriptLine>],
     engine: &mut Engine,
     progress: &mut dyn FnMut(usize, usize),
-    mates: Option<&Sender<MateCheck>>,
+    mates: Option<&Sender<Job>>,
 ) -> Result<(), ReplayError> {
     let total = lines.iter().map(Vec::len).sum();
     let mut reader = Reader::new(file, total, mates);
@@ -238,12 +265,12 @@ struct Reader<'a> {
     /// For the progress bar.
     total: usize,
     /// Where the flag falls and resignations scored provisionally go.
-    mates: Option<&'a Sender<MateCheck>>,
+    mates: Option<&'a Sender<Job>>,
     inject: Option<Injected>,
 }
 
 impl<'a> Reader<'a> {
-    fn new(file: &'a str, total: usize, mates: Option<&'a Sender<MateCheck>>) -> Reader<'a> {
+    fn new(file: &'a str, total: usize, mates: Option<&'a Sender<Job>>) -> Reader<'a> {
         Reader {
             file,
             done: 0,
@@ -253,12 +280,20 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Sent as they come, for the verdicts to be computed meanwhile; a
+    /// Sent as they come, for the verdicts to be computed meanwhile, and
+    /// the positions to sort by the batch (`all`: whatever is left); a
     /// receiver gone (its thread lost) is told by its result.
-    fn send(&self, engine: &mut Engine) {
+    fn send(&self, engine: &mut Engine, all: bool) {
+        /// Positions sent at a time: one wake-up of the other thread per
+        /// few hundred moves.
+        const BATCH: usize = 512;
         if let Some(tx) = self.mates {
             for check in engine.take_assumed_mates() {
-                let _ = tx.send(check);
+                let _ = tx.send(Job::Mate(check));
+            }
+            let waiting = engine.quick_tests_waiting();
+            if waiting >= BATCH || all && waiting > 0 {
+                let _ = tx.send(Job::Quick(engine.take_quick_tests()));
             }
         }
     }
@@ -296,7 +331,7 @@ impl<'a> Reader<'a> {
             })?;
             // The events are for live listeners; a replay only wants the record.
             engine.clear_events();
-            self.send(engine);
+            self.send(engine, false);
         }
         Ok(())
     }
@@ -304,7 +339,7 @@ impl<'a> Reader<'a> {
     /// The end of the input (`last`: its last event line).
     fn finish(&self, engine: &mut Engine, last: usize) -> Result<(), ReplayError> {
         catch(|| engine.finish()).map_err(|message| self.panicked(last, message))?;
-        self.send(engine);
+        self.send(engine, true);
         Ok(())
     }
 }

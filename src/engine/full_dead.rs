@@ -135,7 +135,7 @@ pub(super) struct InlineVerdicts {
     /// A replay's first reading ([`Engine::assume_alive_in_line`]): the
     /// positions taken as alive without the analysis, for the caller to
     /// confirm.
-    assumed: Option<Vec<DeadCheck>>,
+    pub(super) assumed: Option<Vec<DeadCheck>>,
     /// Flag-fall and resignation verdicts given by the caller, by position
     /// and side ([`Engine::know_mate_verdicts`]).
     pub(super) mates: HashMap<(VerdictKey, Color), Verdict>,
@@ -143,6 +143,10 @@ pub(super) struct InlineVerdicts {
     /// flag falls and resignations taken as lost (the winner able to
     /// mate), for the caller to confirm.
     pub(super) assumed_mates: Option<Vec<MateCheck>>,
+    /// A replay's first reading ([`Engine::sort_quick_tests_later`]): the
+    /// positions the quick test is still to sort, each with the length
+    /// `assumed` had when it was met.
+    pub(super) quick: Option<Vec<(usize, DeadCheck)>>,
 }
 
 impl InlineVerdicts {
@@ -456,6 +460,27 @@ impl Engine {
         let Some(assumed) = &mut self.inline_verdicts.assumed else {
             return super::automatic_ending(record, rules);
         };
+        // Sorted by the caller ([`Engine::sort_quick_tests_later`]): only
+        // material the Laws call insufficient is dead without the solver;
+        // whether another position is open, or waits for the
+        // confirmation, changes nothing in this reading.
+        if let Some(quick) = &mut self.inline_verdicts.quick {
+            let at = assumed.len();
+            return super::endings::automatic_ending_by(record, rules, |pos| {
+                let dead = pos.is_insufficient_material();
+                if !dead {
+                    quick.push((
+                        at,
+                        DeadCheck {
+                            game,
+                            ply: record.ply(),
+                            position: pos.clone(),
+                        },
+                    ));
+                }
+                dead
+            });
+        }
         super::endings::automatic_ending_by(record, rules, |pos| {
             settled_without_the_solver(pos).unwrap_or_else(|| {
                 assumed.push(DeadCheck {

@@ -43,7 +43,7 @@ mod output;
 mod passed_story;
 mod phase;
 mod progress;
-mod provisional_mates;
+mod provisional;
 mod read;
 mod record;
 mod resynchronise;

@@ -1,5 +1,5 @@
-//! A replay's flag falls and resignations decided provisionally, the
-//! verdicts confirmed elsewhere (issue 38).
+//! A replay's first reading: what it decides provisionally, and what it
+//! leaves to other threads to sort out meanwhile (issue 38).
 //!
 //! "Can the winner still mate?" (Art. 5.1.2, 6.9) is a full analysis per
 //! game that ends so, and no later move can confirm it, as later moves
@@ -7,10 +7,16 @@
 //! first reading the engine takes each such verdict as "yes" (a loss, as in
 //! nearly every real game) and lists the question; the caller computes the
 //! verdicts meanwhile, on another core, and reads the script again, with
-//! the verdicts found, if one of them is not "yes". The engine itself stays
-//! pure: it runs no thread and reads no clock.
+//! the verdicts found, if one of them is not "yes".
+//!
+//! The quick dead-position test after every move changes a first reading
+//! only where material is insufficient by the Laws: every other position
+//! is either open (the quick test cannot call it dead) or taken as alive
+//! and confirmed later. Which of the two is sorted out by the caller,
+//! meanwhile, on another core. The engine itself stays pure: it runs no
+//! thread and reads no clock.
 
-use super::{Engine, MateCheck, full_dead::VerdictKey};
+use super::{DeadCheck, Engine, MateCheck, full_dead::VerdictKey};
 use crate::winnability::Verdict;
 
 impl Engine {
@@ -45,6 +51,54 @@ impl Engine {
             let key = (VerdictKey::of(&check.position), check.side);
             self.inline_verdicts.mates.insert(key, *verdict);
         }
+    }
+
+    /// For a replay's first reading ([`Engine::assume_alive_in_line`]):
+    /// after each move, only insufficient material (Art. 5.2.2 by the
+    /// Laws' own list) ends the game in line; every other position is
+    /// listed ([`Engine::take_quick_tests`]) for the caller to sort with
+    /// [`crate::quick_dead::open_without_the_solver`] and give back those
+    /// it leaves to the solver ([`Engine::quick_tests_sorted`]), which are
+    /// then taken as alive and confirmed like the rest.
+    pub fn sort_quick_tests_later(&mut self) {
+        self.inline_verdicts.quick = Some(Vec::new());
+    }
+
+    /// How many positions wait to be sorted ([`Engine::take_quick_tests`]).
+    pub fn quick_tests_waiting(&self) -> usize {
+        self.inline_verdicts.quick.as_ref().map_or(0, Vec::len)
+    }
+
+    /// The positions to sort since the last call, each with its place
+    /// among those taken as alive.
+    pub fn take_quick_tests(&mut self) -> Vec<(usize, DeadCheck)> {
+        self.inline_verdicts
+            .quick
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// The positions of [`Engine::take_quick_tests`] that the quick test
+    /// leaves to the solver, in the order they were listed: taken as alive
+    /// in their places, as sorting them in line does. The sorting ends.
+    pub fn quick_tests_sorted(&mut self, waiting: Vec<(usize, DeadCheck)>) {
+        self.inline_verdicts.quick = None;
+        let Some(assumed) = self.inline_verdicts.assumed.as_mut() else {
+            return;
+        };
+        if waiting.is_empty() {
+            return;
+        }
+        let taken = std::mem::take(assumed);
+        let mut waiting = waiting.into_iter().peekable();
+        for (i, check) in taken.into_iter().enumerate() {
+            while let Some((_, w)) = waiting.next_if(|(at, _)| *at <= i) {
+                assumed.push(w);
+            }
+            assumed.push(check);
+        }
+        assumed.extend(waiting.map(|(_, w)| w));
     }
 
     /// The verdicts on the flag falls and resignations this engine scored
@@ -125,6 +179,51 @@ mod tests {
         let mut e = Engine::default();
         read(&mut e, BOXED);
         assert_eq!(e.game().outcome(), draw());
+    }
+
+    /// Issue 38: the quick test sorted by the caller lists the same
+    /// positions as taken as alive, in the same order, as sorting them in
+    /// line. Every pawn blocked, the bishops on one colour: the quick
+    /// test leaves the positions to the solver.
+    #[test]
+    fn positions_sorted_later_are_those_sorted_in_line() {
+        let script = "setup 2b2k2/8/8/1p1p1p1p/1P1P1P1P/8/8/2B1K3 b - - 0 1\nlift f8\nplace e8\nlift e1\nplace d1\nlift e8\nplace f8\n";
+        let mut in_line = Engine::default();
+        in_line.assume_alive_in_line();
+        read(&mut in_line, script);
+        let expected = in_line.take_assumed_alive();
+        assert!(
+            !expected.is_empty(),
+            "the quick test leaves them to the solver"
+        );
+
+        let mut later = Engine::default();
+        later.assume_alive_in_line();
+        later.sort_quick_tests_later();
+        read(&mut later, script);
+        assert_eq!(later.quick_tests_waiting(), 3, "one a move");
+        let waiting: Vec<_> = later
+            .take_quick_tests()
+            .into_iter()
+            .filter(|(_, c)| !crate::quick_dead::open_without_the_solver(&c.position))
+            .collect();
+        later.quick_tests_sorted(waiting);
+        assert_eq!(later.take_assumed_alive(), expected);
+        assert_eq!(later.games()[0].ply(), in_line.games()[0].ply());
+    }
+
+    /// Issue 38: insufficient material still ends the game in line.
+    #[test]
+    fn insufficient_material_ends_the_game_in_line() {
+        let mut e = Engine::default();
+        e.assume_alive_in_line();
+        e.sort_quick_tests_later();
+        read(
+            &mut e,
+            "setup 8/8/8/4k3/8/8/4p3/3NK3 w - - 0 1\nlift e2\nlift e1\nplace e2\n",
+        );
+        assert_eq!(e.game().termination(), Some(Termination::DeadPosition));
+        assert_eq!(e.quick_tests_waiting(), 0);
     }
 
     /// Issue 38: the replay reads the script again with the verdict its
