@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 use crate::{
     engine::{EngineConfig, Orientation},
     pgn::read_games,
-    replay::{GameReport, game_report, replay_script_with, reported_games},
+    replay::{game_reports, replay_script_with, reported_games},
     rules::{Laws, RuleSet},
     script::write_script,
     simulate::{self, Hostile, Noise, SimOptions, physics::PhysicsOptions, simulate},
@@ -284,8 +284,14 @@ fn replay(
         }
     };
     if json {
-        let lines = json_lines(&engine).map_err(|e| Failure::input(e.to_string()))?;
-        out.write_all(lines.as_bytes()).map_err(write_err)?;
+        let reports = game_reports(&engine);
+        for report in &reports {
+            let line = serde_json::to_string(report).map_err(|e| Failure::input(e.to_string()))?;
+            writeln!(out, "{line}").map_err(write_err)?;
+        }
+        // Freed by the process's end: dropping them freed every move's SAN
+        // and UCI strings one by one.
+        std::mem::forget(reports);
     } else {
         for game in reported_games(&engine) {
             write!(out, "{}", game.to_pgn()).map_err(write_err)?;
@@ -295,39 +301,6 @@ fn replay(
     // with the process rather than allocation by allocation.
     std::mem::forget(engine);
     Ok(())
-}
-
-/// `replay --json`'s lines, one per game ([`game_reports`]): the first
-/// half of the games on another thread, the second (with the session's
-/// current game) on this one, joined in order. Each report is left to the
-/// process's end: dropping it freed every move's SAN and UCI strings one
-/// by one.
-fn json_lines(engine: &crate::engine::Engine) -> serde_json::Result<String> {
-    let games = reported_games(engine);
-    let (first, second) = games.split_at(games.len() / 2);
-    // The engine stays on this thread (its sensed board is not `Sync`);
-    // the first half has no current game, whose report asks the engine.
-    fn lines(
-        games: &[crate::game::Game],
-        report: impl Fn(usize, &crate::game::Game) -> GameReport,
-    ) -> serde_json::Result<String> {
-        let mut text = String::new();
-        for (i, game) in games.iter().enumerate() {
-            let report = report(i, game);
-            text.push_str(&serde_json::to_string(&report)?);
-            text.push('\n');
-            std::mem::forget(report);
-        }
-        Ok(text)
-    }
-    std::thread::scope(|scope| {
-        let head = scope.spawn(|| lines(first, |_, game| GameReport::new(game)));
-        let tail = lines(second, |i, game| game_report(engine, first.len() + i, game))?;
-        let head = head
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-        Ok(head + &tail)
-    })
 }
 
 /// `eboard simulate`: every game of a PGN file as a board script, made by

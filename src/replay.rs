@@ -401,21 +401,20 @@ pub struct GameReport {
 /// The reports of the games worth reporting ([`reported_games`]); the
 /// session's current game carries the board's sync state and candidates.
 pub fn game_reports(engine: &Engine) -> Vec<GameReport> {
-    reported_games(engine)
+    let games = reported_games(engine);
+    let current = engine.games().len() - 1;
+    games
         .iter()
         .enumerate()
-        .map(|(i, game)| game_report(engine, i, game))
+        .map(|(i, game)| {
+            let mut report = GameReport::new(game);
+            if i == current {
+                report.sync = engine.sync_state().as_str();
+                report.candidates = engine.candidates_san();
+            }
+            report
+        })
         .collect()
-}
-
-/// The report of game `i` of `engine`'s session (see [`game_reports`]).
-pub fn game_report(engine: &Engine, i: usize, game: &Game) -> GameReport {
-    let mut report = GameReport::new(game);
-    if i == engine.games().len() - 1 {
-        report.sync = engine.sync_state().as_str();
-        report.candidates = engine.candidates_san();
-    }
-    report
 }
 
 /// A move's SAN as text, written straight into a string of its size
