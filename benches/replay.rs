@@ -333,15 +333,19 @@ fn whole_process(sans: &[(Chess, Vec<String>)], script: &str, moves: u64) {
         load_before.trim(),
         load().trim()
     );
+    // Wall: elapsed time, start to exit, the process's threads on all the
+    // machine's cores (the replay parses, reads and analyses in parallel);
+    // it grows with the machine's load. CPU: the work done, whatever the
+    // load (a parallel replay's CPU can exceed its wall).
     println!(
-        "  floor (SAN + legal moves): {:.1} ms wall, {:.1} ms CPU",
+        "  floor (SAN + legal moves, one thread): {:.1} ms wall, {:.1} ms CPU",
         floor_wall.as_secs_f64() * 1e3,
         floor_cpu.as_secs_f64() * 1e3
     );
     for ((name, binary), t) in binaries.iter().zip(&times) {
         let (wall, cpu) = (median(t, false), median(t, true));
         println!(
-            "  eboard replay, {name} ({binary}): {:.1} ms wall, {:.1}x the floor; {:.1} ms CPU (all threads), {:.1}x the floor's",
+            "  eboard replay, {name} ({binary}): wall {:.1} ms, {:.1}x the floor's wall (issue 38's figure); CPU {:.1} ms (user + system, all threads), {:.1}x the floor's CPU",
             wall.as_secs_f64() * 1e3,
             wall.as_secs_f64() / floor_wall.as_secs_f64(),
             cpu.as_secs_f64() * 1e3,

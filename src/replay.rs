@@ -2,12 +2,16 @@
 
 use serde::Serialize;
 
+use std::sync::mpsc::{Receiver, Sender};
+
 use crate::{
-    engine::{Confirmation, Engine, EngineConfig, EngineError},
+    engine::{Confirmation, DeadCheck, Engine, EngineConfig, EngineError, MateCheck},
     event::side_name,
     failsafe::{Injected, catch},
     game::Game,
-    script::{ScriptError, parse_script},
+    quick_dead::open_without_the_solver,
+    script::{ScriptError, ScriptLine, line_count, parse_script_in_chunks},
+    winnability::{Budget, Verdict, mate_verdict},
 };
 
 /// Why a script could not be replayed.
@@ -67,61 +71,277 @@ pub fn replay_script(file: &str, text: &str, config: EngineConfig) -> Result<Eng
 /// alive), analysing only the last of each stretch, in parallel. Only when
 /// one may be dead is the script read again, in line with the verdicts
 /// found: the same record as analysing every position in line.
+///
+/// Flag falls and resignations are scored as losses in the first reading
+/// and their verdicts ("can the winner still mate?") computed meanwhile on
+/// another thread ([`Engine::assume_mates_in_line`]); the first reading
+/// stands when every one is "yes", and is read again with the verdicts
+/// found otherwise: the same record as computing each in line. On that
+/// thread too, the quick dead-position test sorts the positions after each
+/// move ([`Engine::sort_quick_tests_later`]), and the script is parsed on
+/// a third while the engine reads it.
 pub fn replay_script_with(
     file: &str,
     text: &str,
     config: EngineConfig,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Engine, ReplayError> {
-    let lines = parse_script(file, text)?;
-    let mut engine = Engine::new(config);
-    engine.assume_alive_in_line();
-    read_lines(file, &lines, &mut engine, progress)?;
+    // Parsed while the first reading goes on, then kept for any other.
+    let mut lines: Option<Chunks> = None;
+    let mut mates: Vec<(MateCheck, Verdict)> = Vec::new();
+    let mut engine = loop {
+        let mut engine = Engine::new(config);
+        engine.assume_alive_in_line();
+        engine.know_mate_verdicts(&mates);
+        let found = first_reading(file, text, &mut lines, &mut engine, progress)?;
+        let lines = lines.as_deref().unwrap_or_default();
+        let Some(found) = found else {
+            // The thread computing the verdicts was lost: they are
+            // computed in line.
+            let mut engine = Engine::new(config);
+            engine.assume_alive_in_line();
+            read_lines(file, lines, &mut engine, progress, None)?;
+            break engine;
+        };
+        let (found, waiting) = found;
+        let stands = found.iter().all(|(_, verdict)| *verdict == Verdict::Yes);
+        if stands {
+            engine.mates_confirmed(&found);
+            engine.quick_tests_sorted(waiting);
+            break engine;
+        }
+        // Each reading adds the verdicts it met: the readings end.
+        mates.extend(found);
+    };
     match engine.confirm_first_reading() {
         Confirmation::Alive => Ok(engine),
         Confirmation::Unsure(known) => {
             let mut engine = Engine::new(config);
             engine.know_dead_verdicts(known);
-            read_lines(file, &lines, &mut engine, progress)?;
+            engine.know_mate_verdicts(&mates);
+            let lines = lines.as_deref().unwrap_or_default();
+            read_lines(file, lines, &mut engine, progress, None)?;
             Ok(engine)
         }
     }
 }
 
-/// Reads the script's lines into `engine`, to the end of the input.
-fn read_lines(
+/// A script's events, in the pieces its parser handed them over.
+type Chunks = Vec<Vec<ScriptLine>>;
+
+/// Events a parser hands over at a time: a few hundred kilobytes, read
+/// by the engine while the next are parsed.
+const CHUNK: usize = 4096;
+
+/// What a first reading leaves to another thread: a flag fall's or
+/// resignation's verdict, positions for the quick test to sort.
+enum Job {
+    Mate(MateCheck),
+    Quick(Vec<(usize, DeadCheck)>),
+}
+
+/// What that thread found: the verdicts, the positions the quick test
+/// leaves to the solver.
+type Found = (Vec<(MateCheck, Verdict)>, Vec<(usize, DeadCheck)>);
+
+/// The thread's work: each job as it comes.
+fn work(jobs: Receiver<Job>) -> Found {
+    let (mut mates, mut waiting) = (Vec::new(), Vec::new());
+    for job in jobs {
+        match job {
+            Job::Mate(check) => {
+                let verdict = mate_verdict(&check.position, check.side, Budget::DETERMINISTIC)
+                    .unwrap_or(Verdict::Unknown);
+                mates.push((check, verdict));
+            }
+            Job::Quick(checks) => waiting.extend(
+                checks
+                    .into_iter()
+                    .filter(|(_, check)| !open_without_the_solver(&check.position)),
+            ),
+        }
+    }
+    (mates, waiting)
+}
+
+/// A first reading ([`Engine::assume_mates_in_line`],
+/// [`Engine::sort_quick_tests_later`]), the verdicts of the flag falls and
+/// resignations it scored provisionally, and the quick test's sorting,
+/// done meanwhile on another thread and returned; `None` if that thread
+/// was lost. The script is parsed meanwhile too, on a third, unless
+/// `lines` holds it already; then `lines` does.
+fn first_reading(
     file: &str,
-    lines: &[crate::script::ScriptLine],
+    text: &str,
+    lines: &mut Option<Chunks>,
     engine: &mut Engine,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<(), ReplayError> {
-    let inject = Injected::from_env();
-    let panicked = |line: usize, message: String| ReplayError::Panic {
-        file: file.to_owned(),
-        line,
-        message,
-    };
-    for (done, line) in lines.iter().enumerate() {
-        progress(done, lines.len());
-        let n = done as u64 + 1;
-        catch(|| {
-            if let Some(hook) = inject {
-                hook.check(None, n);
+) -> Result<Option<Found>, ReplayError> {
+    engine.assume_mates_in_line();
+    engine.sort_quick_tests_later();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        // A panic in the solver is caught inside `mate_verdict`; one
+        // anywhere else loses the thread's work, not the replay.
+        let worker = scope.spawn(move || catch(|| work(rx)).ok());
+        match lines {
+            Some(chunks) => read_lines(file, chunks, engine, progress, Some(&tx))?,
+            None => *lines = Some(read_while_parsing(file, text, engine, progress, &tx)?),
+        }
+        drop(tx);
+        Ok(worker.join().ok().flatten())
+    })
+}
+
+/// Reads the script into `engine` as another thread parses it, and
+/// returns its events. Nothing is applied unless the whole script parses:
+/// a malformed line is the error even when the engine failed on an
+/// earlier one (what it read is dropped with it).
+fn read_while_parsing(
+    file: &str,
+    text: &str,
+    engine: &mut Engine,
+    progress: &mut dyn FnMut(usize, usize),
+    mates: &Sender<Job>,
+) -> Result<Chunks, ReplayError> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<ScriptLine>>();
+        let parser = scope.spawn(move || {
+            // A reader gone (the engine failed) leaves the parser to find
+            // any malformed line, which is the error then.
+            parse_script_in_chunks(file, text, CHUNK, &mut |chunk| {
+                let _ = tx.send(chunk);
+            })
+        });
+        // Lines, not events, until the parser is done: the bar's length.
+        let mut reader = Reader::new(file, line_count(text), Some(mates));
+        let mut chunks = Vec::new();
+        let mut failed = None;
+        for chunk in rx.iter() {
+            if let Err(error) = reader.read(&chunk, engine, progress) {
+                failed = Some(error);
+                break;
             }
-            engine.push(&line.event)
-        })
-        .map_err(|message| panicked(line.line, message))?
-        .map_err(|source| ReplayError::Engine {
-            file: file.to_owned(),
-            line: line.line,
-            source,
-        })?;
-        // The events are for live listeners; a replay only wants the record.
-        engine.clear_events();
+            chunks.push(chunk);
+        }
+        drop(rx);
+        parser
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        if let Some(error) = failed {
+            return Err(error);
+        }
+        reader.finish(engine, last_line(&chunks))?;
+        Ok(chunks)
+    })
+}
+
+/// Reads the script's events into `engine`, to the end of the input.
+fn read_lines(
+    file: &str,
+    lines: &[Vec<ScriptLine>],
+    engine: &mut Engine,
+    progress: &mut dyn FnMut(usize, usize),
+    mates: Option<&Sender<Job>>,
+) -> Result<(), ReplayError> {
+    let total = lines.iter().map(Vec::len).sum();
+    let mut reader = Reader::new(file, total, mates);
+    for chunk in lines {
+        reader.read(chunk, engine, progress)?;
     }
-    let last = lines.last().map_or(1, |l| l.line);
-    catch(|| engine.finish()).map_err(|message| panicked(last, message))?;
-    Ok(())
+    reader.finish(engine, last_line(lines))
+}
+
+/// The script's last event line (1 for none).
+fn last_line(lines: &[Vec<ScriptLine>]) -> usize {
+    lines.last().and_then(|c| c.last()).map_or(1, |l| l.line)
+}
+
+/// Events read into an engine, piece by piece.
+struct Reader<'a> {
+    file: &'a str,
+    /// Events read so far.
+    done: usize,
+    /// For the progress bar.
+    total: usize,
+    /// Where the flag falls and resignations scored provisionally go.
+    mates: Option<&'a Sender<Job>>,
+    inject: Option<Injected>,
+}
+
+impl<'a> Reader<'a> {
+    fn new(file: &'a str, total: usize, mates: Option<&'a Sender<Job>>) -> Reader<'a> {
+        Reader {
+            file,
+            done: 0,
+            total,
+            mates,
+            inject: Injected::from_env(),
+        }
+    }
+
+    /// Sent as they come, for the verdicts to be computed meanwhile, and
+    /// the positions to sort by the batch (`all`: whatever is left); a
+    /// receiver gone (its thread lost) is told by its result.
+    fn send(&self, engine: &mut Engine, all: bool) {
+        /// Positions sent at a time: one wake-up of the other thread per
+        /// few hundred moves.
+        const BATCH: usize = 512;
+        if let Some(tx) = self.mates {
+            for check in engine.take_assumed_mates() {
+                let _ = tx.send(Job::Mate(check));
+            }
+            let waiting = engine.quick_tests_waiting();
+            if waiting >= BATCH || all && waiting > 0 {
+                let _ = tx.send(Job::Quick(engine.take_quick_tests()));
+            }
+        }
+    }
+
+    fn panicked(&self, line: usize, message: String) -> ReplayError {
+        ReplayError::Panic {
+            file: self.file.to_owned(),
+            line,
+            message,
+        }
+    }
+
+    fn read(
+        &mut self,
+        lines: &[ScriptLine],
+        engine: &mut Engine,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(), ReplayError> {
+        for line in lines {
+            progress(self.done, self.total);
+            self.done += 1;
+            let n = self.done as u64;
+            let inject = self.inject;
+            catch(|| {
+                if let Some(hook) = inject {
+                    hook.check(None, n);
+                }
+                engine.push(&line.event)
+            })
+            .map_err(|message| self.panicked(line.line, message))?
+            .map_err(|source| ReplayError::Engine {
+                file: self.file.to_owned(),
+                line: line.line,
+                source,
+            })?;
+            // The events are for live listeners; a replay only wants the record.
+            engine.clear_events();
+            self.send(engine, false);
+        }
+        Ok(())
+    }
+
+    /// The end of the input (`last`: its last event line).
+    fn finish(&self, engine: &mut Engine, last: usize) -> Result<(), ReplayError> {
+        catch(|| engine.finish()).map_err(|message| self.panicked(last, message))?;
+        self.send(engine, true);
+        Ok(())
+    }
 }
 
 /// The games worth reporting: all of them but a last one in which nothing
@@ -236,6 +456,36 @@ impl GameReport {
                 .collect(),
             sync: "ok",
             candidates: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nothing is applied unless the whole script parses: with the script
+    /// parsed while the engine reads it, a malformed line is still the
+    /// error when the engine failed on an earlier one (here a setup in
+    /// the middle of a game, line 3; the bad time is on line 4 000 or so,
+    /// in a later piece than the engine's failure).
+    #[test]
+    fn a_malformed_line_is_the_error_even_after_the_engine_failed() {
+        let mut script = String::from("lift e2\nplace e4\nsetup 8/8/8/4k3/8/8/8/3NK3 w - - 0 1\n");
+        for _ in 0..2 * CHUNK {
+            script.push_str("@1000 lift d2\n");
+        }
+        script.push_str("@5 place d4\n");
+        let bad = script.lines().count();
+        match replay_script("t", &script, EngineConfig::default()) {
+            Err(ReplayError::Script(e)) => assert_eq!(e.line, bad),
+            other => panic!("expected the malformed line, got {other:?}"),
+        }
+        // Without it, the engine's own error on line 3.
+        let good = script.replace("@5 place d4", "@1000 place d4");
+        match replay_script("t", &good, EngineConfig::default()) {
+            Err(ReplayError::Engine { line, .. }) => assert_eq!(line, 3),
+            other => panic!("expected the engine's error, got {other:?}"),
         }
     }
 }

@@ -59,20 +59,66 @@ pub struct ScriptLine {
 pub fn parse_script(file: &str, text: &str) -> Result<Vec<ScriptLine>, ScriptError> {
     // One event a line at most: sized once, where growing it copied every
     // line parsed so far again and again.
-    let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
-    let mut out = Vec::with_capacity(lines);
-    let mut last: Option<Millis> = None;
+    let mut out = Vec::with_capacity(line_count(text));
+    let mut parser = LineParser { file, last: None };
     for (index, raw) in text.lines().enumerate() {
-        let line = index + 1;
+        out.extend(parser.line(index + 1, raw)?);
+    }
+    Ok(out)
+}
+
+/// [`parse_script`] in pieces of `chunk` events (the last may be shorter),
+/// each handed to `emit` as soon as it is parsed: `eboard replay` reads
+/// them meanwhile on another thread. An error is the first bad line; the
+/// pieces emitted before it must then not be applied (the caller discards
+/// what it read of them).
+pub fn parse_script_in_chunks(
+    file: &str,
+    text: &str,
+    chunk: usize,
+    emit: &mut dyn FnMut(Vec<ScriptLine>),
+) -> Result<(), ScriptError> {
+    let chunk = chunk.max(1);
+    let mut out = Vec::with_capacity(chunk);
+    let mut parser = LineParser { file, last: None };
+    for (index, raw) in text.lines().enumerate() {
+        out.extend(parser.line(index + 1, raw)?);
+        if out.len() == chunk {
+            emit(std::mem::replace(&mut out, Vec::with_capacity(chunk)));
+        }
+    }
+    if !out.is_empty() {
+        emit(out);
+    }
+    Ok(())
+}
+
+/// The number of lines of `text`, at most one more than its events.
+pub fn line_count(text: &str) -> usize {
+    text.bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// A script read line by line: a line's time depends on the line before.
+struct LineParser<'a> {
+    file: &'a str,
+    /// The time of the last event line.
+    last: Option<Millis>,
+}
+
+impl LineParser<'_> {
+    /// The event of line `line` (1-based), `None` for a blank or comment
+    /// line.
+    fn line(&mut self, line: usize, raw: &str) -> Result<Option<ScriptLine>, ScriptError> {
         let err = |message: String| ScriptError {
-            file: file.to_owned(),
+            file: self.file.to_owned(),
             line,
             message,
         };
         let content = strip_comment(raw).trim();
         if content.is_empty() {
-            continue;
+            return Ok(None);
         }
+        let last = self.last;
         let (at, rest) = match content.strip_prefix('@') {
             Some(after) => {
                 let end = after.find(char::is_whitespace).unwrap_or(after.len());
@@ -97,13 +143,12 @@ pub fn parse_script(file: &str, text: &str) -> Result<Vec<ScriptLine>, ScriptErr
             ),
         };
         let event = parse_event(rest).map_err(err)?;
-        last = Some(at);
-        out.push(ScriptLine {
+        self.last = Some(at);
+        Ok(Some(ScriptLine {
             line,
             event: TimedEvent { at, event },
-        });
+        }))
     }
-    Ok(out)
 }
 
 fn strip_comment(line: &str) -> &str {
@@ -564,5 +609,32 @@ mod tests {
             .collect();
         assert_eq!(back[..4], events[..4]);
         assert_eq!(back[4].event, BoardEvent::Tag("White".into(), "A B".into()));
+    }
+}
+
+/// Issue 38: the script parsed in pieces, as `eboard replay` reads it.
+#[cfg(test)]
+mod chunk_tests {
+    use super::*;
+
+    #[test]
+    fn pieces_hold_the_same_events_as_the_whole_script() {
+        let text =
+            "# a comment\n@10 lift e2\nplace e4\n\n@900 lift e7 # why\nplace e5\nflag white\n";
+        let mut pieces = Vec::new();
+        parse_script_in_chunks("t", text, 2, &mut |c| pieces.push(c)).unwrap();
+        assert_eq!(pieces.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2, 1]);
+        // Times carry over from piece to piece: `place e5` is 250 ms after @900.
+        assert_eq!(pieces[1][1].event.at, 900 + DEFAULT_GAP_MS);
+        assert_eq!(pieces.concat(), parse_script("t", text).unwrap());
+    }
+
+    #[test]
+    fn a_bad_line_in_a_later_piece_is_the_error() {
+        let text = "lift e2\nplace e4\nlift e7\n@5 place e5\n";
+        let mut pieces = Vec::new();
+        let err = parse_script_in_chunks("t", text, 1, &mut |c| pieces.push(c)).unwrap_err();
+        assert_eq!(err.line, 4);
+        assert_eq!(err, parse_script("t", text).unwrap_err());
     }
 }

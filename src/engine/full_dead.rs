@@ -135,7 +135,18 @@ pub(super) struct InlineVerdicts {
     /// A replay's first reading ([`Engine::assume_alive_in_line`]): the
     /// positions taken as alive without the analysis, for the caller to
     /// confirm.
-    assumed: Option<Vec<DeadCheck>>,
+    pub(super) assumed: Option<Vec<DeadCheck>>,
+    /// Flag-fall and resignation verdicts given by the caller, by position
+    /// and side ([`Engine::know_mate_verdicts`]).
+    pub(super) mates: HashMap<(VerdictKey, Color), Verdict>,
+    /// A replay's first reading ([`Engine::assume_mates_in_line`]): the
+    /// flag falls and resignations taken as lost (the winner able to
+    /// mate), for the caller to confirm.
+    pub(super) assumed_mates: Option<Vec<MateCheck>>,
+    /// A replay's first reading ([`Engine::sort_quick_tests_later`]): the
+    /// positions the quick test is still to sort, each with the length
+    /// `assumed` had when it was met.
+    pub(super) quick: Option<Vec<(usize, DeadCheck)>>,
 }
 
 impl InlineVerdicts {
@@ -165,7 +176,24 @@ impl InlineVerdicts {
         verdict
     }
 
-    fn remember(&mut self, key: VerdictKey, verdict: Option<Verdict>) {
+    /// Whether `check.side` can still mate: the verdict given, or taken
+    /// as "yes" in a first reading that assumes it (the second member is
+    /// then false), or computed here.
+    fn mate(&mut self, check: &MateCheck) -> (Verdict, bool) {
+        let key = (VerdictKey::of(&check.position), check.side);
+        if let Some(&verdict) = self.mates.get(&key) {
+            return (verdict, true);
+        }
+        if let Some(assumed) = &mut self.assumed_mates {
+            assumed.push(check.clone());
+            return (Verdict::Yes, false);
+        }
+        let verdict = mate_verdict(&check.position, check.side, Budget::DETERMINISTIC)
+            .unwrap_or(Verdict::Unknown);
+        (verdict, true)
+    }
+
+    pub(super) fn remember(&mut self, key: VerdictKey, verdict: Option<Verdict>) {
         if self.known.len() >= Self::MAX {
             self.known.clear();
         }
@@ -432,6 +460,27 @@ impl Engine {
         let Some(assumed) = &mut self.inline_verdicts.assumed else {
             return super::automatic_ending(record, rules);
         };
+        // Sorted by the caller ([`Engine::sort_quick_tests_later`]): only
+        // material the Laws call insufficient is dead without the solver;
+        // whether another position is open, or waits for the
+        // confirmation, changes nothing in this reading.
+        if let Some(quick) = &mut self.inline_verdicts.quick {
+            let at = assumed.len();
+            return super::endings::automatic_ending_by(record, rules, |pos| {
+                let dead = pos.is_insufficient_material();
+                if !dead {
+                    quick.push((
+                        at,
+                        DeadCheck {
+                            game,
+                            ply: record.ply(),
+                            position: pos.clone(),
+                        },
+                    ));
+                }
+                dead
+            });
+        }
         super::endings::automatic_ending_by(record, rules, |pos| {
             settled_without_the_solver(pos).unwrap_or_else(|| {
                 assumed.push(DeadCheck {
@@ -482,9 +531,10 @@ impl Engine {
     /// then dead positions.
     pub fn run_dead_checks_inline(&mut self) {
         if let Some(check) = self.next_mate_check() {
-            let verdict = mate_verdict(&check.position, check.side, Budget::DETERMINISTIC)
-                .unwrap_or(Verdict::Unknown);
-            if verdict == Verdict::Yes {
+            let (verdict, known) = self.inline_verdicts.mate(&check);
+            // Taken provisionally, it is remembered once confirmed
+            // ([`Engine::mates_confirmed`]).
+            if verdict == Verdict::Yes && known {
                 // A side can mate: the position is not dead (Art. 5.2.2).
                 self.inline_verdicts
                     .remember(VerdictKey::of(&check.position), Some(Verdict::No));

@@ -44,6 +44,7 @@ mod output;
 mod passed_story;
 mod phase;
 mod progress;
+mod provisional;
 mod read;
 mod record;
 mod resynchronise;
