@@ -72,7 +72,7 @@ pub fn parse_script(file: &str, text: &str) -> Result<Vec<ScriptLine>, ScriptErr
 /// them meanwhile on another thread. An error is the first bad line; the
 /// pieces emitted before it must then not be applied (the caller discards
 /// what it read of them).
-pub fn parse_script_in_chunks(
+pub(crate) fn parse_script_in_chunks(
     file: &str,
     text: &str,
     chunk: usize,
@@ -94,7 +94,7 @@ pub fn parse_script_in_chunks(
 }
 
 /// The number of lines of `text`, at most one more than its events.
-pub fn line_count(text: &str) -> usize {
+pub(crate) fn line_count(text: &str) -> usize {
     text.bytes().filter(|&b| b == b'\n').count() + 1
 }
 

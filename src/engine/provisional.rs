@@ -25,13 +25,13 @@ impl Engine {
     /// able to mate) without it, unless their verdict is known
     /// ([`Engine::know_mate_verdicts`]), and listed for the caller
     /// ([`Engine::take_assumed_mates`]).
-    pub fn assume_mates_in_line(&mut self) {
+    pub(crate) fn assume_mates_in_line(&mut self) {
         self.inline_verdicts.assumed_mates = Some(Vec::new());
     }
 
     /// The flag falls and resignations scored provisionally since the last
     /// call ([`Engine::assume_mates_in_line`]).
-    pub fn take_assumed_mates(&mut self) -> Vec<MateCheck> {
+    pub(crate) fn take_assumed_mates(&mut self) -> Vec<MateCheck> {
         self.inline_verdicts
             .assumed_mates
             .as_mut()
@@ -43,7 +43,7 @@ impl Engine {
     /// earlier reading found them), used in line instead of analysing
     /// those positions again; the analysis is deterministic, so each is the
     /// verdict computed again.
-    pub fn know_mate_verdicts<'a>(
+    pub(crate) fn know_mate_verdicts<'a>(
         &mut self,
         known: impl IntoIterator<Item = &'a (MateCheck, Verdict)>,
     ) {
@@ -60,18 +60,18 @@ impl Engine {
     /// [`crate::quick_dead::open_without_the_solver`] and give back those
     /// it leaves to the solver ([`Engine::quick_tests_sorted`]), which are
     /// then taken as alive and confirmed like the rest.
-    pub fn sort_quick_tests_later(&mut self) {
+    pub(crate) fn sort_quick_tests_later(&mut self) {
         self.inline_verdicts.quick = Some(Vec::new());
     }
 
     /// How many positions wait to be sorted ([`Engine::take_quick_tests`]).
-    pub fn quick_tests_waiting(&self) -> usize {
+    pub(crate) fn quick_tests_waiting(&self) -> usize {
         self.inline_verdicts.quick.as_ref().map_or(0, Vec::len)
     }
 
     /// The positions to sort since the last call, each with its place
     /// among those taken as alive.
-    pub fn take_quick_tests(&mut self) -> Vec<(usize, DeadCheck)> {
+    pub(crate) fn take_quick_tests(&mut self) -> Vec<(usize, DeadCheck)> {
         self.inline_verdicts
             .quick
             .as_mut()
@@ -82,7 +82,7 @@ impl Engine {
     /// The positions of [`Engine::take_quick_tests`] that the quick test
     /// leaves to the solver, in the order they were listed: taken as alive
     /// in their places, as sorting them in line does. The sorting ends.
-    pub fn quick_tests_sorted(&mut self, waiting: Vec<(usize, DeadCheck)>) {
+    pub(crate) fn quick_tests_sorted(&mut self, waiting: Vec<(usize, DeadCheck)>) {
         self.inline_verdicts.quick = None;
         let Some(assumed) = self.inline_verdicts.assumed.as_mut() else {
             return;
@@ -105,7 +105,7 @@ impl Engine {
     /// provisionally, all confirmed "yes" by the caller: their positions
     /// are remembered alive, as a verdict computed in line is (a side can
     /// mate: the position is not dead, Art. 5.2.2).
-    pub fn mates_confirmed<'a>(
+    pub(crate) fn mates_confirmed<'a>(
         &mut self,
         found: impl IntoIterator<Item = &'a (MateCheck, Verdict)>,
     ) {
