@@ -47,11 +47,13 @@ impl Engine {
                     // A scan after square-by-square reports is a dump (a
                     // reconnection), and so is a scanning board's first
                     // scan after the link came back; otherwise one of a
-                    // scanning board's snapshots.
+                    // scanning board's snapshots, its first of the session
+                    // included: a board that only scans sends no dump, and
+                    // its first scan is any instant (issue 34).
                     if self.reconnected && self.scanned {
                         self.reconnected_seq = self.seq;
                     }
-                    self.dumped = !self.scanned || self.reconnected;
+                    self.dumped = self.reconnected || !self.scanned && !self.snapshots.only();
                     self.reconnected = false;
                     self.scanned = true;
                     self.push_snapshot();

@@ -754,7 +754,7 @@ fn read_scan_moves(
         Some(Reading::Moves(moves))
             if scanned == Scanned::Snapshot
                 && moves.len() > SNAPSHOT_PLIES
-                && !snapshots.allow(pos, &moves, game.basis(game.ply()), Bitboard::EMPTY) =>
+                && !passes_snapshots(pos, sensed, snapshots, &moves, game.basis(game.ply())) =>
         {
             Some(Reading::Ambiguous(vec![moves]))
         }
@@ -769,6 +769,23 @@ fn read_scan_moves(
         }
         other => other,
     }
+}
+
+/// Whether `moves` pass through the snapshots since event `since`. On a
+/// board that names the pieces, a scan may have caught a piece on a square
+/// of its path (a slide, docs/design/reconstruction.md): the one line that
+/// explains the board costs that slide, and no other line is left to weigh
+/// it against (the first scan of a session, 1.e4 caught on e3, then 1...e5
+/// and 2.Nf3 shown).
+fn passes_snapshots(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    snapshots: &Snapshots,
+    moves: &[Move],
+    since: u64,
+) -> bool {
+    snapshots.allow(pos, moves, since, Bitboard::EMPTY)
+        || sensed.identifies_all() && snapshots.allow_pieces_sliding(pos, moves, since)
 }
 
 /// [`read_scan_moves`] before the length limit.
