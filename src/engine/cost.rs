@@ -31,6 +31,18 @@ pub(super) const BLIP: usize = 3;
 /// presses having moved (Art. 6.2.1); forgetting is as rare as a blip.
 pub(super) const MISSING_PRESS: usize = 3;
 
+/// The hypotheses of `items` that survive: those costing at most
+/// [`MARGIN`] above the cheapest, in their order.
+pub(super) fn within_margin<T>(items: Vec<T>, cost: impl Fn(&T) -> usize) -> Vec<T> {
+    let Some(cheapest) = items.iter().map(&cost).min() else {
+        return items;
+    };
+    items
+        .into_iter()
+        .filter(|item| cost(item) <= cheapest + MARGIN)
+        .collect()
+}
+
 // The orderings the decision policy relies on, checked when the crate is
 // built, so no figure can be changed against the design's reasons.
 // A slide is cheaper than a ply no scan showed, and both survive against a

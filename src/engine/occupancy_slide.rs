@@ -83,7 +83,9 @@ fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
 }
 
 /// The cost table's figures that weigh a slide against moves made.
-use super::cost::{BLIP, HAND, INFERRED_PLY as INFERRED, MARGIN, MISSING_PRESS, SLIDE};
+use super::cost::{
+    BLIP, HAND, INFERRED_PLY as INFERRED, MARGIN, MISSING_PRESS, SLIDE, within_margin,
+};
 
 /// One story's lines from the record's position, with the snapshots
 /// (since event `since`, the record's last state) as that story reads
@@ -147,14 +149,7 @@ pub(super) fn cheapest_lines(
     snapshots: &Snapshots,
     since: u64,
 ) -> Vec<Vec<Move>> {
-    let cost = |l: &Vec<Move>| INFERRED * snapshots.plies_unshown(pos, l, since);
-    let Some(cheapest) = lines.iter().map(cost).min() else {
-        return lines;
-    };
-    lines
-        .into_iter()
-        .filter(|l| cost(l) <= cheapest + MARGIN)
-        .collect()
+    within_margin(lines, |l| INFERRED * snapshots.plies_unshown(pos, l, since))
 }
 
 /// Which story the next scan favours, once the square the last of `moves`

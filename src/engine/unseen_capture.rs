@@ -7,7 +7,7 @@ use shakmaty::{Bitboard, Color, Move, Position, Role, Square, attacks};
 
 use super::{
     Engine, Reading,
-    cost::{BLIP, MARGIN},
+    cost::{BLIP, within_margin},
 };
 use crate::{
     event::Millis,
@@ -166,24 +166,17 @@ impl Engine {
 }
 
 /// The captures whose squares touched since the record's last move cost
-/// within [`MARGIN`] of the cheapest. A square off the capture's own is a
+/// within [`MARGIN`](super::cost::MARGIN) of the cheapest. A square off the capture's own is a
 /// drag over its path (free: a dragged piece is reported on every square
 /// it crosses) or a blip ([`BLIP`]): the queen dragged c4-d5 and taking on
 /// e6 unseen is Qxe6, not a capture on e4 or c6 with d5 a blip.
 fn within_margin_by_path(captures: Vec<Move>, touched: Bitboard) -> Vec<Move> {
-    let cost = |m: &Move| {
+    within_margin(captures, |m| {
         let path = m
             .from()
             .map_or(Bitboard::EMPTY, |from| attacks::between(from, m.to()));
         (touched & !path).without(m.to()).count() * BLIP
-    };
-    let Some(cheapest) = captures.iter().map(cost).min() else {
-        return captures;
-    };
-    captures
-        .into_iter()
-        .filter(|m| cost(m) <= cheapest + MARGIN)
-        .collect()
+    })
 }
 
 /// On an occupancy event board, a state no move explains
