@@ -9,7 +9,7 @@
 //! time is a blip, not a hand); otherwise the lift is applied once the
 //! settle time has passed.
 
-use shakmaty::{Piece, Position, Square};
+use shakmaty::{Bitboard, Color, Piece, Position, Role, Square, attacks};
 
 use super::Engine;
 use crate::event::{BoardEvent, Millis};
@@ -21,6 +21,9 @@ pub(super) struct HeldLift {
     at: Millis,
     /// What the board said stood there.
     piece: Option<Piece>,
+    /// What the record has there: whose hand it is, and where that piece
+    /// can go.
+    lifted: Piece,
     /// It would complete the last move (no clock), not only end a slide
     /// dwell: the lifter's own move follows, so any other board event
     /// applies it first (the squares' order must stay as it came).
@@ -56,10 +59,14 @@ impl Engine {
         if self.held_lifts.iter().any(|h| h.sq == sq) {
             return false;
         }
+        let Some(lifted) = self.game().position().board().piece_at(sq) else {
+            return false;
+        };
         self.held_lifts.push(HeldLift {
             sq,
             at: t,
             piece: self.sensed.piece_at(sq),
+            lifted,
             completes,
         });
         true
@@ -83,8 +90,12 @@ impl Engine {
         let settle_ms = self.config.settle_ms;
         match event {
             BoardEvent::Press(_) | BoardEvent::Clock(..) => false,
-            BoardEvent::Lift(_) => {
-                if self.held_lifts.iter().any(|h| h.completes) {
+            BoardEvent::Lift(sq) => {
+                if self
+                    .held_lifts
+                    .iter()
+                    .any(|h| h.completes && self.may_go_on(h, *sq, None))
+                {
                     self.lifts_outlived_by(t, true);
                 }
                 false
@@ -99,7 +110,13 @@ impl Engine {
                     self.held_lifts.remove(i);
                     return true;
                 }
-                self.lifts_outlived_by(t, true);
+                if self
+                    .held_lifts
+                    .iter()
+                    .any(|h| self.may_go_on(h, *sq, Some(*piece)))
+                {
+                    self.lifts_outlived_by(t, true);
+                }
                 false
             }
             _ => {
@@ -107,6 +124,25 @@ impl Engine {
                 false
             }
         }
+    }
+
+    /// Whether a lift or place on `sq` may be the held lift's own move going
+    /// on: the lifted piece put down where it can go (on an identity board,
+    /// a piece of its colour), or a piece lifted where it can take or, of
+    /// its own side, a castling partner. Anything else is another hand (the
+    /// opponent finishing his move beside a touch or a blip) and leaves the
+    /// held lift to the settle time: applying it first would read the touch
+    /// as completing a move still in the air.
+    fn may_go_on(&self, h: &HeldLift, sq: Square, placed: Option<Option<Piece>>) -> bool {
+        let p = h.lifted;
+        if let Some(Some(named)) = placed
+            && named.color != p.color
+        {
+            return false;
+        }
+        let lifted_own =
+            placed.is_none() && self.game().position().board().color_at(sq) == Some(p.color);
+        lifted_own || reach(h.sq, p, self.sensed.occupied()).contains(sq)
     }
 
     /// The held lifts not put back by `t` within the settle time have
@@ -132,4 +168,29 @@ impl Engine {
             .first()
             .map(|h| h.at.saturating_add(self.config.settle_ms))
     }
+}
+
+/// Squares a piece on `from` may be put down on or take on in one move:
+/// its attacks over `occupied`, a pawn's pushes, a king's castling squares.
+fn reach(from: Square, p: Piece, occupied: Bitboard) -> Bitboard {
+    let mut to = attacks::attacks(from, p, occupied);
+    match p.role {
+        Role::Pawn => {
+            let step = if p.color == Color::White { 8 } else { -8 };
+            for n in [1, 2] {
+                if let Some(s) = from.offset(step * n) {
+                    to.add(s);
+                }
+            }
+        }
+        Role::King if from.rank() == p.color.backrank() => {
+            for d in [-2, 2] {
+                if let Some(s) = from.offset(d) {
+                    to.add(s);
+                }
+            }
+        }
+        _ => {}
+    }
+    to
 }
