@@ -58,7 +58,7 @@ impl Engine {
 
     /// The briefly refilled squares that still stand as they were refilled,
     /// since the record's position.
-    fn brief_squares(&self) -> Bitboard {
+    pub(super) fn brief_squares(&self) -> Bitboard {
         let game = self.game();
         let since = game.basis(game.ply());
         self.brief
@@ -75,7 +75,7 @@ impl Engine {
     }
 
     /// The sensors with every brief refill of `squares` taken for a blip.
-    fn without_blips(&self, squares: Bitboard) -> SensedBoard {
+    pub(super) fn without_blips(&self, squares: Bitboard) -> SensedBoard {
         let mut probe = self.sensed.clone();
         for sq in squares {
             probe.forget_blip(sq);

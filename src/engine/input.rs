@@ -189,15 +189,23 @@ impl Engine {
     /// may be a capture on `sq` (the captured piece lifted, the capturing
     /// one put down in its place).
     pub(super) fn forget_if_blip(&mut self, sq: Square) {
+        use crate::matcher::{Explanation, explain};
         let mut probe = self.sensed.clone();
         probe.forget_blip(sq);
         let game = self.game();
         let pos = game.position();
+        let since = game.basis(game.ply());
+        // The other brief refills are no more a capture than this one: a
+        // capture on this square, with each of them taken for a blip, keeps
+        // it open too, or the first of two vacancies beside a move in the
+        // air would make the second a blip by their order alone.
+        let others = self.without_blips(self.brief_squares().without(sq));
+        let capture_here = matches!(
+            explain(pos, &others, since, 1),
+            Explanation::Unique(moves) if moves[0].is_capture() && moves[0].to() == sq
+        );
         let in_air = probe.occupied().count() < pos.board().occupied().count()
-            && !matches!(
-                crate::matcher::explain(pos, &probe, game.basis(game.ply()), 1),
-                crate::matcher::Explanation::Unique(_)
-            );
+            && (capture_here || !matches!(explain(pos, &probe, since, 1), Explanation::Unique(_)));
         // A lift put back within the settle time is what a blip looks
         // like: no touch survives that assumption (Art. 4.3 needs a
         // deliberate touch), even while the squares keep the capture open.
