@@ -20,7 +20,13 @@ pub fn in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
     let mover = board.by_color(pos.turn());
     let removed = board.occupied() & !sensed.occupied();
     let added = sensed.occupied() & !board.occupied();
-    if removed.is_empty() || misidentified(pos, sensed) {
+    if removed.is_empty() {
+        return false;
+    }
+    if promotion_in_progress(pos, sensed) {
+        return true;
+    }
+    if misidentified(pos, sensed) {
         return false;
     }
     if added.is_empty() {
@@ -34,6 +40,32 @@ pub fn in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
     }
     castling_in_progress(pos, sensed, removed, added)
         || en_passant_in_progress(pos, sensed, removed, added)
+}
+
+/// The pawn put on its promotion square, named a pawn there, not yet
+/// exchanged: the move is made only when the new piece is released there
+/// (Art. 4.6.2, 4.7.3), so the pawn standing on the last rank, however long,
+/// is a move in progress, not a displaced piece.
+fn promotion_in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
+    let pawn = pos.turn().pawn();
+    let last = Bitboard::from_rank((!pos.turn()).backrank());
+    let pawns_there: Bitboard = (sensed.occupied() & last)
+        .into_iter()
+        .filter(|&sq| sensed.piece_at(sq) == Some(pawn))
+        .collect();
+    if pawns_there.is_empty() {
+        return false;
+    }
+    crate::legal::legal_moves(pos).iter().any(|m| {
+        if m.promotion().is_none() || !pawns_there.contains(m.to()) {
+            return false;
+        }
+        let mut after = pos.clone();
+        after.play_unchecked(*m);
+        let mut board = after.board().clone();
+        board.set_piece_at(m.to(), pawn);
+        sensed.shows(&board)
+    })
 }
 
 /// The pawn put on its en passant square, the pawn it takes not yet off
