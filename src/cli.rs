@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 use crate::{
     engine::{EngineConfig, Orientation},
     pgn::read_games,
-    replay::{game_reports, replay_script_with, reported_games},
+    replay::{json_lines, replay_script_with, reported_games},
     rules::{Laws, RuleSet},
     script::write_script,
     simulate::{self, Hostile, Noise, SimOptions, physics::PhysicsOptions, simulate},
@@ -284,14 +284,8 @@ fn replay(
         }
     };
     if json {
-        let reports = game_reports(&engine);
-        for report in &reports {
-            let line = serde_json::to_string(report).map_err(|e| Failure::input(e.to_string()))?;
-            writeln!(out, "{line}").map_err(write_err)?;
-        }
-        // Freed by the process's end: dropping them freed every move's SAN
-        // and UCI strings one by one.
-        std::mem::forget(reports);
+        let lines = json_lines(&engine).map_err(|e| Failure::input(e.to_string()))?;
+        out.write_all(&lines).map_err(write_err)?;
     } else {
         for game in reported_games(&engine) {
             write!(out, "{}", game.to_pgn()).map_err(write_err)?;
