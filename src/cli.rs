@@ -256,6 +256,8 @@ fn replay(
 ) -> Result<(), Failure> {
     let write_err = |e: io::Error| Failure::input(format!("writing output: {e}"));
     keep_freed_memory();
+    // Whole games, most of them shorter than this.
+    crate::game::make_games_with_room(128);
     let engine = match format.protocol() {
         None => {
             let (name, text) = read_input(file, "board script")?;

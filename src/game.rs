@@ -1,5 +1,7 @@
 //! The record of one game: its moves, alerts and result.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use shakmaty::{
     Chess, Color, EnPassantMode, KnownOutcome, Move, Outcome, Position,
     fen::Fen,
@@ -150,10 +152,18 @@ pub struct Game {
 /// a scan.
 const INDEXED_TAGS: usize = 32;
 
-/// Room for the moves of most games, made with the game: its lists of
-/// positions and moves grown and copied from one to 128 plies cost a
-/// replay 2% of its work (issue 38); pages are only touched when used.
-const PLIES: usize = 128;
+/// Plies a new game's lists of positions and moves have room for: none
+/// unless [`make_games_with_room`] said otherwise.
+static ROOM_FOR_PLIES: AtomicUsize = AtomicUsize::new(0);
+
+/// From now on, every game is made with room for `plies` moves: for a
+/// batch that records many whole games (`eboard replay`), where growing
+/// and copying the lists from one ply to a game's length cost 2% of the
+/// work (issue 38). A daemon's boards, thousands of games kept for hours,
+/// grow theirs as they go. Changes no game, only its lists' capacity.
+pub fn make_games_with_room(plies: usize) {
+    ROOM_FOR_PLIES.store(plies, Ordering::Relaxed);
+}
 
 /// A flag fall or resignation waiting for the full analysis of whether the
 /// opponent can still checkmate (see `engine::full_dead`).
@@ -198,11 +208,12 @@ impl Game {
             carried: (start == Chess::default()).then_some(Verdict::No),
             requested: None,
         };
-        let mut keys = Vec::with_capacity(PLIES + 1);
+        let plies = ROOM_FOR_PLIES.load(Ordering::Relaxed);
+        let mut keys = Vec::with_capacity(plies + 1);
         keys.push(position_key(&start));
-        let mut bases = Vec::with_capacity(PLIES + 1);
+        let mut bases = Vec::with_capacity(plies + 1);
         bases.push(basis);
-        let mut positions = Vec::with_capacity(PLIES + 1);
+        let mut positions = Vec::with_capacity(plies + 1);
         positions.push(start);
         Game {
             tags: Vec::new(),
@@ -211,7 +222,7 @@ impl Game {
             keys,
             positions,
             bases,
-            moves: Vec::with_capacity(PLIES),
+            moves: Vec::with_capacity(plies),
             alerts: Vec::new(),
             illegal_moves: shakmaty::ByColor::default(),
             outcome: Outcome::Unknown,
