@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 use crate::{
     engine::{EngineConfig, Orientation},
     pgn::read_games,
-    replay::{game_reports, replay_script_with, reported_games},
+    replay::{json_lines, replay_script_with, reported_games},
     rules::{Laws, RuleSet},
     script::write_script,
     simulate::{self, Hostile, Noise, SimOptions, physics::PhysicsOptions, simulate},
@@ -256,6 +256,8 @@ fn replay(
 ) -> Result<(), Failure> {
     let write_err = |e: io::Error| Failure::input(format!("writing output: {e}"));
     keep_freed_memory();
+    // Whole games, most of them shorter than this.
+    crate::game::make_games_with_room(128);
     let engine = match format.protocol() {
         None => {
             let (name, text) = read_input(file, "board script")?;
@@ -284,14 +286,8 @@ fn replay(
         }
     };
     if json {
-        let reports = game_reports(&engine);
-        for report in &reports {
-            let line = serde_json::to_string(report).map_err(|e| Failure::input(e.to_string()))?;
-            writeln!(out, "{line}").map_err(write_err)?;
-        }
-        // Freed by the process's end: dropping them freed every move's SAN
-        // and UCI strings one by one.
-        std::mem::forget(reports);
+        let lines = json_lines(&engine).map_err(|e| Failure::input(e.to_string()))?;
+        out.write_all(&lines).map_err(write_err)?;
     } else {
         for game in reported_games(&engine) {
             write!(out, "{}", game.to_pgn()).map_err(write_err)?;

@@ -1,5 +1,7 @@
 //! The record of one game: its moves, alerts and result.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use shakmaty::{
     Chess, Color, EnPassantMode, KnownOutcome, Move, Outcome, Position,
     fen::Fen,
@@ -146,6 +148,23 @@ pub struct Game {
     pub(crate) pending_mate: Option<PendingMate>,
 }
 
+/// Tags from which [`Game::set_tag`] finds them by an index rather than by
+/// a scan.
+const INDEXED_TAGS: usize = 32;
+
+/// Plies a new game's lists of positions and moves have room for: none
+/// unless [`make_games_with_room`] said otherwise.
+static ROOM_FOR_PLIES: AtomicUsize = AtomicUsize::new(0);
+
+/// From now on, every game is made with room for `plies` moves: for a
+/// batch that records many whole games (`eboard replay`), where growing
+/// and copying the lists from one ply to a game's length cost 2% of the
+/// work (issue 38). A daemon's boards, thousands of games kept for hours,
+/// grow theirs as they go. Changes no game, only its lists' capacity.
+pub fn make_games_with_room(plies: usize) {
+    ROOM_FOR_PLIES.store(plies, Ordering::Relaxed);
+}
+
 /// A flag fall or resignation waiting for the full analysis of whether the
 /// opponent can still checkmate (see `engine::full_dead`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,14 +208,21 @@ impl Game {
             carried: (start == Chess::default()).then_some(Verdict::No),
             requested: None,
         };
+        let plies = ROOM_FOR_PLIES.load(Ordering::Relaxed);
+        let mut keys = Vec::with_capacity(plies + 1);
+        keys.push(position_key(&start));
+        let mut bases = Vec::with_capacity(plies + 1);
+        bases.push(basis);
+        let mut positions = Vec::with_capacity(plies + 1);
+        positions.push(start);
         Game {
             tags: Vec::new(),
             tag_index: Default::default(),
             setup,
-            keys: vec![position_key(&start)],
-            positions: vec![start],
-            bases: vec![basis],
-            moves: Vec::new(),
+            keys,
+            positions,
+            bases,
+            moves: Vec::with_capacity(plies),
             alerts: Vec::new(),
             illegal_moves: shakmaty::ByColor::default(),
             outcome: Outcome::Unknown,
@@ -299,6 +325,16 @@ impl Game {
 
     /// Sets a PGN tag, replacing an earlier value.
     pub fn set_tag(&mut self, name: &str, value: &str) {
+        // A game's few tags are found by a scan: cheaper than hashing each
+        // name, and the index is only for the many (issue 38: tags linear).
+        // The last of equal names, as the index built from `tags` finds.
+        if self.tags.len() < INDEXED_TAGS {
+            match self.tags.iter().rposition(|(n, _)| n == name) {
+                Some(i) => self.tags[i].1 = value.to_owned(),
+                None => self.tags.push((name.to_owned(), value.to_owned())),
+            }
+            return;
+        }
         let stale = self.tag_index.len() != self.tags.len()
             || self
                 .tag_index
@@ -558,6 +594,26 @@ mod tests {
         assert_eq!(game.tags[0], ("T1".into(), "c".into()));
         assert_eq!(game.tags.last(), Some(&("T0".into(), "d".into())));
         assert_eq!(game.tags.len(), 1001);
+    }
+
+    /// A game's few tags, found by a scan, replace in place too, and the
+    /// index built once there are many finds them.
+    #[test]
+    fn few_tags_replace_in_place_and_the_index_finds_them_later() {
+        let mut game = Game::new(Chess::default(), 0);
+        game.set_tag("White", "A");
+        game.set_tag("Black", "B");
+        game.set_tag("White", "C");
+        let tag = |n: &str, v: &str| (n.to_owned(), v.to_owned());
+        assert_eq!(game.tags, [tag("White", "C"), tag("Black", "B")]);
+        for i in 0..INDEXED_TAGS {
+            game.set_tag(&format!("T{i}"), "a");
+        }
+        game.set_tag("Black", "D");
+        game.set_tag("T3", "b");
+        assert_eq!(game.tags.len(), INDEXED_TAGS + 2);
+        assert_eq!(game.tags[1], tag("Black", "D"));
+        assert_eq!(game.tags[5], tag("T3", "b"));
     }
 
     /// The move `uci` in `fen`, recorded: its SAN with suffix, and whether

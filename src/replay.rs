@@ -181,12 +181,26 @@ fn first_reading(
     engine.sort_quick_tests_later();
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        // The jobs wait while the parser runs: the reading, which the
+        // command waits for, keeps a core of its own rather than sharing
+        // two with both (the jobs are needed only at the reading's end).
+        let (parsed, wait_for_parser) = std::sync::mpsc::channel::<()>();
         // A panic in the solver is caught inside `mate_verdict`; one
         // anywhere else loses the thread's work, not the replay.
-        let worker = scope.spawn(move || catch(|| work(rx)).ok());
+        let worker = scope.spawn(move || {
+            // Closed when the parser is done (or gone).
+            let _ = wait_for_parser.recv();
+            catch(|| work(rx)).ok()
+        });
         match lines {
-            Some(chunks) => read_lines(file, chunks, engine, progress, Some(&tx))?,
-            None => *lines = Some(read_while_parsing(file, text, engine, progress, &tx)?),
+            Some(chunks) => {
+                drop(parsed);
+                read_lines(file, chunks, engine, progress, Some(&tx))?
+            }
+            None => {
+                let chunks = read_while_parsing(file, text, engine, progress, &tx, parsed)?;
+                *lines = Some(chunks)
+            }
         }
         drop(tx);
         Ok(worker.join().ok().flatten())
@@ -194,7 +208,7 @@ fn first_reading(
 }
 
 /// Reads the script into `engine` as another thread parses it, and
-/// returns its events. Nothing is applied unless the whole script parses:
+/// returns its events; `parsed` is dropped when the parser is done. Nothing is applied unless the whole script parses:
 /// a malformed line is the error even when the engine failed on an
 /// earlier one (what it read is dropped with it).
 fn read_while_parsing(
@@ -203,15 +217,18 @@ fn read_while_parsing(
     engine: &mut Engine,
     progress: &mut dyn FnMut(usize, usize),
     mates: &Sender<Job>,
+    parsed: Sender<()>,
 ) -> Result<Chunks, ReplayError> {
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel::<Vec<ScriptLine>>();
         let parser = scope.spawn(move || {
             // A reader gone (the engine failed) leaves the parser to find
             // any malformed line, which is the error then.
-            parse_script_in_chunks(file, text, CHUNK, &mut |chunk| {
+            let result = parse_script_in_chunks(file, text, CHUNK, &mut |chunk| {
                 let _ = tx.send(chunk);
-            })
+            });
+            drop(parsed);
+            result
         });
         // Lines, not events, until the parser is done: the bar's length.
         let mut reader = Reader::new(file, line_count(text), Some(mates));
@@ -417,6 +434,61 @@ pub fn game_reports(engine: &Engine) -> Vec<GameReport> {
         .collect()
 }
 
+/// `replay --json`'s output: one line per game worth reporting, the same
+/// bytes as serialising [`game_reports`] in order. The later games' lines
+/// are made on a second thread while this one makes the earlier ones: the
+/// games are finished and each line depends on its game only, so the two
+/// halves, joined in order, are the same text (issue 38: a tenth of the
+/// command, made after the reading, when the other core is idle).
+pub fn json_lines(engine: &Engine) -> Result<Vec<u8>, serde_json::Error> {
+    let games = reported_games(engine);
+    // The session's current game carries the board's sync state, which
+    // only the engine knows: its report is made here.
+    let current = engine.games().len() - 1;
+    let current_report = games.get(current).map(|game| {
+        let mut report = GameReport::new(game);
+        report.sync = engine.sync_state().as_str();
+        report.candidates = engine.candidates_san();
+        report
+    });
+    let lines = |range: std::ops::Range<usize>| -> Result<Vec<u8>, serde_json::Error> {
+        let mut out = Vec::new();
+        for i in range {
+            match &current_report {
+                Some(report) if i == current => serde_json::to_writer(&mut out, report)?,
+                _ => serde_json::to_writer(&mut out, &GameReport::new(&games[i]))?,
+            }
+            out.push(b'\n');
+        }
+        Ok(out)
+    };
+    let split = half_of_the_work(games);
+    std::thread::scope(|scope| {
+        let later = scope.spawn(|| lines(split..games.len()));
+        let mut out = lines(0..split)?;
+        let later = later
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        out.extend_from_slice(&later);
+        Ok(out)
+    })
+}
+
+/// Where to split `games` for two threads to report them in about the same
+/// time: a report costs about its moves, and a few for its tags.
+fn half_of_the_work(games: &[Game]) -> usize {
+    let work = |game: &Game| game.ply() + 16;
+    let total: usize = games.iter().map(work).sum();
+    let mut done = 0;
+    games
+        .iter()
+        .position(|game| {
+            done += work(game);
+            2 * done >= total
+        })
+        .map_or(0, |i| i + 1)
+}
+
 /// A move's SAN as text, written straight into a string of its size
 /// (through `Display` it went character by character into a string that
 /// grew twice).
@@ -463,6 +535,43 @@ impl GameReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `replay --json`'s lines, made on two threads, are the reports of
+    /// [`game_reports`] serialised in order, the current game's (still
+    /// under way, a piece in the hand) with its sync state.
+    #[test]
+    fn json_lines_are_the_game_reports_in_order() {
+        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
+        let mut script = String::new();
+        for (i, game) in ["A", "B", "C", "D"].iter().enumerate() {
+            let at = 10_000 * i;
+            script.push_str(&format!("@{at} tag White {game}\n@{at} board {start}\n"));
+            script.push_str(&format!(
+                "@{} lift e2\n@{} place e4 P\n",
+                at + 1000,
+                at + 1300
+            ));
+            script.push_str(&format!(
+                "@{} lift e7\n@{} place e5 p\n",
+                at + 2000,
+                at + 2300
+            ));
+            if i < 3 {
+                script.push_str(&format!("@{} resign white\n", at + 3000));
+            }
+        }
+        script.push_str("@40000 lift g1\n");
+        let engine = replay_script("t", &script, EngineConfig::default()).unwrap();
+        let reports = game_reports(&engine);
+        assert_eq!(reports.len(), 4);
+        let mut expected = String::new();
+        for report in &reports {
+            expected.push_str(&serde_json::to_string(report).unwrap());
+            expected.push('\n');
+        }
+        let lines = json_lines(&engine).unwrap();
+        assert_eq!(String::from_utf8(lines).unwrap(), expected);
+    }
 
     /// Nothing is applied unless the whole script parses: with the script
     /// parsed while the engine reads it, a malformed line is still the

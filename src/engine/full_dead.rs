@@ -243,13 +243,25 @@ fn confirm_alive_given(
         .iter()
         .map(|record| record.termination() == Some(Termination::Checkmate) || ends_alive(record))
         .collect();
+    // Whether each record has an illegal move at all: nearly none has, and
+    // then no position's moves are counted (a scan of the record per
+    // position, while the reading's end waits for it).
+    let any_illegal: Vec<bool> = games
+        .iter()
+        .map(|record| record.moves().iter().any(|m| m.illegal))
+        .collect();
     let stretch = |check: &DeadCheck| {
         let record = &games[check.game];
         let on_record = record
             .position_at(check.ply)
             .is_some_and(|now| VerdictKey::of(now) == VerdictKey::of(&check.position));
         on_record.then(|| {
-            let illegal = |ply: usize| record.moves()[..ply].iter().filter(|m| m.illegal).count();
+            let illegal = |ply: usize| {
+                if !any_illegal[check.game] {
+                    return 0;
+                }
+                record.moves()[..ply].iter().filter(|m| m.illegal).count()
+            };
             let id = illegal(check.ply);
             let mates = ends_in_life[check.game] && illegal(record.ply()) == id;
             (check.game, id, mates)

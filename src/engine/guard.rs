@@ -173,10 +173,20 @@ impl Engine {
 
 /// Whether the sensors show the position after one legal move from `pos`.
 fn one_move_on(pos: &shakmaty::Chess, sensed: &crate::sensed::SensedBoard) -> bool {
+    let occupied = pos.board().occupied();
+    // Every move but castling empties the square it leaves: one from a
+    // square the sensors read occupied cannot show (a cheaper test than
+    // the occupancy after it, asked of every legal move on most events).
+    let vacated = occupied & !sensed.occupied();
     crate::legal::legal_moves(pos).iter().any(|&m| {
+        if let Move::Normal { from, .. } | Move::EnPassant { from, .. } = m
+            && !vacated.contains(from)
+        {
+            return false;
+        }
         // Only a move that leaves the squares the sensors read occupied
         // can show; the others are not played.
-        if occupancy_after(pos.board().occupied(), m, pos.turn()) != sensed.occupied() {
+        if occupancy_after(occupied, m, pos.turn()) != sensed.occupied() {
             return false;
         }
         let mut after = pos.clone();
@@ -189,6 +199,45 @@ fn one_move_on(pos: &shakmaty::Chess, sensed: &crate::sensed::SensedBoard) -> bo
 mod tests {
     use super::*;
     use crate::script::parse_script;
+
+    /// One legal move on from a position (Art. 3.1-3.8: a quiet move, a
+    /// capture, castling, which empties no square the king stands on in
+    /// Chess960, and en passant), told from a board two moves on or a
+    /// piece moved where it cannot go.
+    #[test]
+    fn one_move_on_knows_every_kind_of_move() {
+        use crate::{sensed::SensedBoard, test_support::position};
+        let on = |fen: &str, board: &str| {
+            let shown = position(&format!("{board} w - - 0 1"));
+            one_move_on(&position(fen), &SensedBoard::showing(shown.board()))
+        };
+        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        assert!(on(start, "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR"));
+        assert!(!on(
+            start,
+            "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR"
+        ));
+        assert!(on(start, "rnbqkbnr/pppppppp/8/8/8/4P3/PPPP1PPP/RNBQKBNR"));
+        assert!(!on(start, "rnbqkbnr/pppppppp/8/8/8/3P4/PPPP1PPP/RNBQKBNR"));
+        let capture = "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2";
+        assert!(on(capture, "rnbqkbnr/ppp1pppp/8/3P4/8/8/PPPP1PPP/RNBQKBNR"));
+        let castle = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1";
+        assert!(on(castle, "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R4RK1"));
+        assert!(on(castle, "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/2KR3R"));
+        // Chess960: king g1, rook h1; castling short leaves the king on g1.
+        let fischer: shakmaty::Chess = "1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1"
+            .parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Chess960)
+            .unwrap();
+        let shown = position("1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R3RK1 b - - 0 1");
+        assert!(one_move_on(&fischer, &SensedBoard::showing(shown.board())));
+        let passant = "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3";
+        assert!(on(
+            passant,
+            "rnbqkbnr/ppp1p1pp/5P2/3p4/8/8/PPPP1PPP/RNBQKBNR"
+        ));
+    }
 
     fn replayed(script: &str, until: Millis) -> Engine {
         let mut e = Engine::default();

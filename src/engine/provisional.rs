@@ -91,6 +91,10 @@ impl Engine {
             return;
         }
         let taken = std::mem::take(assumed);
+        // Made at its size: grown push by push, the list (thousands of
+        // positions) was copied and faulted in again at every doubling,
+        // while the reading's end waits for it.
+        assumed.reserve_exact(taken.len() + waiting.len());
         let mut waiting = waiting.into_iter().peekable();
         for (i, check) in taken.into_iter().enumerate() {
             while let Some((_, w)) = waiting.next_if(|(at, _)| *at <= i) {
