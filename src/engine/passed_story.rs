@@ -16,7 +16,10 @@ use shakmaty::{Chess, Move, Position};
 use super::{
     cost::{INFERRED_PLY, SLIDE},
     read::{Moment, Reading},
-    scanned::{ScanReading, Slides, exact_explanations, exact_now, is_legal_line, read_scan},
+    scanned::{
+        ScanReading, Slides, exact_explanations, exact_now, hand_explanations, is_legal_line,
+        read_scan,
+    },
     snapshots::Snapshots,
 };
 use crate::{game::Game, sensed::SensedBoard};
@@ -44,7 +47,11 @@ pub(super) fn reweigh(
         .chain(moment.candidates)
         .cloned()
         .collect();
-    let allowed = |line: &[Move]| snapshots.allow_pieces_sliding(pos, line, since);
+    let story = Story {
+        pos,
+        snapshots,
+        since,
+    };
     // While the stories of a slide are listed, moves no line through the
     // scans since the record's position (a piece caught on its path
     // allowed) begins with are no story of them: the candidates are
@@ -76,13 +83,12 @@ pub(super) fn reweigh(
         return reading;
     }
     let weighed = weigh_passed(
-        pos,
+        &story,
         sensed,
         &told,
         moment.presses_ahead,
         !moment.closing,
         slides,
-        allowed,
     );
     match (reading, weighed) {
         (_, Some(ScanReading::Moves(moves))) => Some(Reading::Moves(moves)),
@@ -104,25 +110,62 @@ fn listed_for_a_slide(moment: &Moment<'_>) -> bool {
     })
 }
 
+/// The record's position and the snapshots since it: what a story costs.
+struct Story<'a> {
+    pos: &'a Chess,
+    snapshots: &'a Snapshots,
+    since: u64,
+}
+
+impl Story<'_> {
+    /// Whether `line` passes through the scans since the record's position,
+    /// a piece caught on its path allowed; `hand`: the last scan shows a
+    /// move in progress after it.
+    fn allowed(&self, line: &[Move], hand: bool) -> bool {
+        if hand {
+            self.snapshots
+                .allow_pieces_sliding_then_hand(self.pos, line, self.since)
+        } else {
+            self.snapshots
+                .allow_pieces_sliding(self.pos, line, self.since)
+        }
+    }
+
+    /// The cost table's figure for `line` (docs/design/reconstruction.md):
+    /// each ply whose position no scan showed, and the slide a line needs
+    /// when it does not go through the `passed` scan as that showed the board.
+    fn cost(&self, line: &[Move], hand: bool, passed: &[Vec<Move>]) -> usize {
+        let through = passed.iter().any(|p| !p.is_empty() && line.starts_with(p));
+        INFERRED_PLY
+            * self
+                .snapshots
+                .plies_unseen(self.pos, line, self.since, hand)
+            + if through { 0 } else { SLIDE }
+    }
+}
+
 /// Weighs a scan that was read as a hand at work, or among several lines,
 /// against the `passed` lines (those that exactly explained an earlier scan
-/// from `pos`, read as a hand at work then, and the candidates listed for
-/// an earlier one: stories the scans so far told). `None`: no passed line goes
-/// on to what the sensors show. Otherwise the cheapest stories: the passed
-/// lines gone on, and the lines that do not pass through them (which need
-/// that earlier scan to have caught a piece in motion, a slide) when they
-/// cost no more; one story alone is read on from its passed line. Every
-/// story must pass through the scans since `pos` (`allowed`), a piece
-/// caught on its path allowed.
+/// from the record's position, read as a hand at work then, and the
+/// candidates listed for an earlier one: stories the scans so far told).
+/// `None`: no passed line goes on to what the sensors show. Otherwise the
+/// cheapest stories, by the plies no scan showed and the slides they need:
+/// the passed lines gone on, and the lines that do not pass through them
+/// (which need that earlier scan to have caught a piece in motion, a slide)
+/// when they cost less; a line that leaves a move in progress (a piece
+/// caught on its path, then the opponent's hand at work) is such a story
+/// too, and the scan waits for the next. One story alone is read on from
+/// its passed line. Every story must pass through the scans since the
+/// record's position, a piece caught on its path allowed.
 fn weigh_passed(
-    pos: &Chess,
+    story: &Story<'_>,
     sensed: &SensedBoard,
     passed: &[Vec<Move>],
     pressed: usize,
     hands: bool,
     slides: Slides,
-    allowed: impl Fn(&[Move]) -> bool,
 ) -> Option<ScanReading> {
+    let pos = story.pos;
     let mut gone: Vec<Vec<Move>> = Vec::new();
     for line in passed {
         if line.is_empty() || !is_legal_line(pos, line) {
@@ -131,28 +174,44 @@ fn weigh_passed(
         let after = played(pos, line);
         for tail in exact_explanations(&after, sensed, AFTER_PASSED).0 {
             let whole: Vec<Move> = line.iter().copied().chain(tail).collect();
-            if !gone.contains(&whole) && allowed(&whole) {
+            if !gone.contains(&whole) && story.allowed(&whole, false) {
                 gone.push(whole);
             }
         }
     }
     let fewest = gone.iter().map(Vec::len).min()?;
     gone.retain(|line| line.len() == fewest);
+    let cheapest = gone
+        .iter()
+        .map(|line| story.cost(line, false, passed))
+        .min()?;
     let through_passed =
         |line: &[Move]| passed.iter().any(|p| !p.is_empty() && line.starts_with(p));
+    // A rival story costs less than the cheapest passed line gone on, or,
+    // counting every ply as unshown, has a ply fewer than they all do.
+    let rival = |line: &[Move], hand: bool| {
+        !through_passed(line)
+            && (story.cost(line, hand, passed) < cheapest
+                || !hand && INFERRED_PLY * line.len() + SLIDE < INFERRED_PLY * fewest)
+            && story.allowed(line, hand)
+    };
     let rivals: Vec<Vec<Move>> = exact_explanations(pos, sensed, fewest)
         .0
         .into_iter()
-        .filter(|line| {
-            // The cost table's units: a line with a slide that costs less
-            // than the fewest plies gone on (2 per ply) is a rival story.
-            !through_passed(line)
-                && INFERRED_PLY * line.len() + SLIDE < INFERRED_PLY * fewest
-                && allowed(line)
-        })
+        .filter(|line| rival(line, false))
         .collect();
     if !rivals.is_empty() {
         return Some(ScanReading::Ambiguous([rivals, gone].concat()));
+    }
+    // A story with a move still in progress that costs less: nothing is
+    // certain until the next scan shows where the hand put its piece.
+    if hands
+        && hand_explanations(pos, sensed, fewest.saturating_sub(1))
+            .iter()
+            // A player who pressed has made his move (Art. 6.2.1).
+            .any(|line| line.len() >= pressed && rival(line, true))
+    {
+        return Some(ScanReading::Hand);
     }
     // The longest passed line every cheapest story goes on from: it was
     // made, and the rest is read from it as any scan is.

@@ -100,6 +100,14 @@ pub fn move_then_in_progress(pos: &Chess, sensed: &SensedBoard) -> Option<Move> 
     if !sensed.identifies_all() {
         return None;
     }
+    // The mover's piece first shown by this scan on a square of its path,
+    // the piece it takes off already: a slide caught (cost 1) as well as a
+    // move made there; the next scan shows where it was put down.
+    if super::scan_slide::slide_caught(pos, sensed).is_some_and(|on| {
+        sensed.last_place(on) == sensed.scanned_at() && sensed.empty_before_last_place(on)
+    }) {
+        return None;
+    }
     let mut found = None;
     for &m in crate::legal::legal_moves(pos).iter() {
         let mut after = pos.clone();

@@ -6,7 +6,7 @@
 //! The mover's press says only that the move is complete (Art. 6.2.1): a
 //! press after a scan that may have caught a slide waits for the next scan.
 
-use shakmaty::{Bitboard, Chess, Color, Move, Position, Square, attacks};
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, Square, attacks};
 
 use super::Engine;
 use crate::{event::Millis, sensed::SensedBoard};
@@ -151,8 +151,16 @@ pub fn slide_caught(pos: &Chess, sensed: &SensedBoard) -> Option<Square> {
 /// Whether `m`'s piece, caught on `on` on its way, explains the board with
 /// the squares `removed` empty.
 fn caught_on(pos: &Chess, sensed: &SensedBoard, m: &Move, on: Square, removed: Bitboard) -> bool {
-    let Move::Normal { from, to, role, .. } = *m else {
-        return false;
+    let (from, to, role) = match *m {
+        Move::Normal { from, to, role, .. } => (from, to, role),
+        // A castling king is dragged too, over the square between its own
+        // and its castling square, the rook still home (Art. 3.8.2: the king
+        // moves first; a scan catching it on f1 is no king move made there).
+        Move::Castle { king, .. } => match m.castling_side() {
+            Some(side) => (king, side.king_to(pos.turn()), Role::King),
+            None => return false,
+        },
+        _ => return false,
     };
     if !attacks::between(from, to).contains(on) {
         return false;

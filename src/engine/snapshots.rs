@@ -459,6 +459,15 @@ impl PieceStates {
                     shakmaty::attacks::between(from, to),
                     Some(role.of(after.turn())),
                 ),
+                // The castling king crosses the square between its own and
+                // its castling square.
+                Move::Castle { king, .. } if slides => match m.castling_side() {
+                    Some(side) => (
+                        shakmaty::attacks::between(king, side.king_to(after.turn())),
+                        Some(shakmaty::Role::King.of(after.turn())),
+                    ),
+                    None => (Bitboard::EMPTY, None),
+                },
                 _ => (Bitboard::EMPTY, None),
             });
             after.play_unchecked(m);
@@ -485,6 +494,15 @@ impl PieceStates {
                 }
                 None => false,
             }
+        })
+    }
+
+    /// Whether a snapshot `shown` is position `k` piece for piece, or with
+    /// pieces of the next move only lifted (no piece caught anywhere else).
+    fn shows(&self, k: usize, shown: &[Option<Piece>; 64]) -> bool {
+        Square::ALL.into_iter().all(|sq| {
+            let got = shown[sq.to_usize()];
+            got == self.boards[k].piece_at(sq) || got.is_none() && self.moving[k].contains(sq)
         })
     }
 

@@ -20,6 +20,40 @@ impl Snapshots {
         self.allow_pieces_as(pos, line, since, true)
     }
 
+    /// As [`Snapshots::allow_pieces_sliding`], for a line the last snapshot
+    /// shows with a move in progress after it: the snapshots before the
+    /// last must pass.
+    pub fn allow_pieces_sliding_then_hand(&self, pos: &Chess, line: &[Move], since: u64) -> bool {
+        let before_last = self.pieces.len().saturating_sub(1);
+        PieceStates::new(pos, line, true).passes(
+            self.pieces[..before_last]
+                .iter()
+                .filter(|(seq, _)| *seq > since)
+                .map(|(_, shown)| &**shown),
+        )
+    }
+
+    /// How many of `line`'s plies, played from `pos` (shown by event
+    /// `since`), leave a position no identifying snapshot after `since`
+    /// showed, piece for piece or with pieces of the next move only lifted:
+    /// the plies the line infers (docs/design/reconstruction.md, the cost
+    /// table). A snapshot that caught a piece on its path shows no position.
+    /// `hand`: the last snapshot shows the line's last position with a move
+    /// in progress after it, which shows that ply.
+    pub fn plies_unseen(&self, pos: &Chess, line: &[Move], since: u64, hand: bool) -> usize {
+        let states = PieceStates::new(pos, line, false);
+        let shown: Vec<&[Option<Piece>; 64]> = self
+            .pieces
+            .iter()
+            .filter(|(seq, _)| *seq > since)
+            .map(|(_, shown)| &**shown)
+            .collect();
+        let counted = line.len() - usize::from(hand && !line.is_empty());
+        (1..=counted)
+            .filter(|&k| !shown.iter().any(|s| states.shows(k, s)))
+            .count()
+    }
+
     fn allow_pieces_as(&self, pos: &Chess, line: &[Move], since: u64, slides: bool) -> bool {
         PieceStates::new(pos, line, slides).passes(
             self.pieces
