@@ -3,13 +3,14 @@
 //! empty square of its path, straight from the record's position, may be
 //! sliding on (the slide) or put down there (a move made). The scan is read
 //! as a hand at work and its exact lines kept (`passed`); the next scans
-//! weigh the two stories by the cost table (docs/design/reconstruction.md):
-//! a ply costs as much as a slide, so the line that went on from the scan
-//! as it showed the board (one ply more) and the line that needs the scan
-//! to have caught a slide (one ply fewer, and the slide) cost the same and
-//! are both listed until the board tells them apart (whose turn it is at
-//! the next scan, a scan period the board stood, a press). Where the
-//! passed line gone on is cheaper than every other story, it was made.
+//! weigh the stories by the cost table (docs/design/reconstruction.md): 2
+//! for each ply whose position no scan showed, 1 for the slide a story
+//! needs that does not go through the scan as it showed the board. A
+//! cheaper story is listed against the passed line gone on (or, if it
+//! leaves a move in progress, makes the scan wait for the next) until the
+//! board tells them apart (whose turn it is at the next scan, a scan
+//! period the board stood, a press). Where the passed line gone on is
+//! cheaper than every other story, it was made.
 
 use shakmaty::{Chess, Move, Position};
 

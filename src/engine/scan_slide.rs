@@ -220,6 +220,22 @@ mod tests {
     }
 
     #[test]
+    fn a_castling_king_on_the_square_it_crosses_is_a_slide() {
+        // 1.e4 e5 2.Nf3 Nf6 3.Bc4 Bc5: O-O drags the king over f1.
+        let pos = position("rnbqk2r/pppp1ppp/5n2/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4");
+        assert!(slide_in_progress(
+            &pos,
+            &moved(&pos, Square::E1, Square::F1)
+        ));
+        // Without the right to castle, Kf1 is the only story: a move made.
+        let no_right = position("rnbqk2r/pppp1ppp/5n2/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w kq - 4 4");
+        assert!(!slide_in_progress(
+            &no_right,
+            &moved(&no_right, Square::E1, Square::F1)
+        ));
+    }
+
+    #[test]
     fn a_bishop_short_of_its_capture_is_a_slide_with_the_piece_on_or_off() {
         // 1.e4 e5 2.Nf3 Nc6 3.Bc4 d6: Bxf7+ crosses d5 and e6.
         let pos = position("r1bqkbnr/ppp2ppp/2np4/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 0 4");
