@@ -583,6 +583,30 @@ mod tests {
     }
 
     #[test]
+    fn a_ply_is_unseen_unless_a_scan_showed_its_position_or_the_next_move_only_lifted() {
+        // 1.e4 e5 2.d4 exd4 3.Qxd4: a scan catches Black's queen on e7 on
+        // its way to f6, the next shows it on f6 with White's queen lifted.
+        let pos = position("rnbqkbnr/pppp1ppp/8/8/3QP3/8/PPP2PPP/RNB1KBNR b KQkq - 0 3");
+        let mut caught = pieces(&pos, "", &[Square::D8]);
+        caught[Square::E7.to_usize()] = Some(shakmaty::Role::Queen.of(shakmaty::Color::Black));
+        let mut snapshots = Snapshots::default();
+        snapshots.push_pieces(1, caught);
+        snapshots.push_pieces(2, pieces(&pos, "Qf6", &[Square::D4]));
+        // 3...Qf6 with the hand at work: shown by the last scan; without
+        // it, no scan showed the position. 3...Qe7 4.Qf6 Qxf6: the scans
+        // show the first and the last, not the position after 4.Qf6.
+        assert_eq!(snapshots.plies_unseen(&pos, &line(&pos, "Qf6"), 0, true), 0);
+        assert_eq!(
+            snapshots.plies_unseen(&pos, &line(&pos, "Qf6"), 0, false),
+            1
+        );
+        assert_eq!(
+            snapshots.plies_unseen(&pos, &line(&pos, "Qe7 Qf6 Qxf6"), 0, false),
+            1
+        );
+    }
+
+    #[test]
     fn identified_snapshots_tell_the_order_of_moves() {
         // 1.e4 e5 2.Nf3 Nc6 and 1.e4 Nc6 2.Nf3 e5 end alike; a scan that
         // showed 1...e5 with the g1 knight in the air stood only in the
