@@ -94,7 +94,7 @@ impl Engine {
                 if self
                     .held_lifts
                     .iter()
-                    .any(|h| h.completes && self.may_go_on(h, *sq, None))
+                    .any(|h| h.completes && self.may_go_on(h, *sq, None, t))
                 {
                     self.lifts_outlived_by(t, true);
                 }
@@ -113,7 +113,7 @@ impl Engine {
                 if self
                     .held_lifts
                     .iter()
-                    .any(|h| self.may_go_on(h, *sq, Some(*piece)))
+                    .any(|h| self.may_go_on(h, *sq, Some(*piece), t))
                 {
                     self.lifts_outlived_by(t, true);
                 }
@@ -126,23 +126,42 @@ impl Engine {
         }
     }
 
-    /// Whether a lift or place on `sq` may be the held lift's own move going
-    /// on: the lifted piece put down where it can go (on an identity board,
-    /// a piece of its colour), or a piece lifted where it can take or, of
-    /// its own side, a castling partner. Anything else is another hand (the
-    /// opponent finishing his move beside a touch or a blip) and leaves the
-    /// held lift to the settle time: applying it first would read the touch
-    /// as completing a move still in the air.
-    fn may_go_on(&self, h: &HeldLift, sq: Square, placed: Option<Option<Piece>>) -> bool {
+    /// Whether a lift or place on `sq` may belong to a move with the held
+    /// lift: any reported at the same instant; otherwise the lifted piece put down where it can go (on an identity
+    /// board, a piece of its colour), a piece put on the square it left (a
+    /// capture landing), or a piece lifted that it can take, that can take
+    /// it, or of its own side. Anything else is another hand (the opponent
+    /// finishing his move beside a touch or a blip) and leaves the held lift
+    /// to the settle time: applying it first would read the touch as
+    /// completing a move still in the air.
+    fn may_go_on(
+        &self,
+        h: &HeldLift,
+        sq: Square,
+        placed: Option<Option<Piece>>,
+        t: Millis,
+    ) -> bool {
         let p = h.lifted;
-        if let Some(Some(named)) = placed
-            && named.color != p.color
-        {
-            return false;
+        // Changes a board reports at one instant (one report of a board
+        // that sends its whole state) have no order among them: the lift
+        // keeps its place before the others.
+        if t <= h.at {
+            return true;
         }
-        let lifted_own =
-            placed.is_none() && self.game().position().board().color_at(sq) == Some(p.color);
-        lifted_own || reach(h.sq, p, self.sensed.occupied()).contains(sq)
+        let occupied = self.sensed.occupied();
+        match placed {
+            Some(_) if sq == h.sq => true,
+            Some(Some(named)) if named.color != p.color => false,
+            Some(_) => reach(h.sq, p, occupied).contains(sq),
+            None => {
+                let board = self.game().position().board();
+                board.color_at(sq) == Some(p.color)
+                    || reach(h.sq, p, occupied).contains(sq)
+                    || board
+                        .piece_at(sq)
+                        .is_some_and(|q| reach(sq, q, occupied).contains(h.sq))
+            }
+        }
     }
 
     /// The held lifts not put back by `t` within the settle time have
