@@ -758,6 +758,30 @@ fn read_scan_moves(
         {
             Some(Reading::Ambiguous(vec![moves]))
         }
+        // A line shorter than that is read from the last scan alone; but
+        // when it cannot pass an earlier scan since the record's position
+        // (not even with a piece caught on its path) and a line of one
+        // more ply reaching the same board passes every one, that scan
+        // showed a position the short line never had: read as blips, one
+        // per square the move it showed changed, it costs more than the
+        // ply the long line infers (6 or more against 2), so the short
+        // line is no certain story. Both are listed, and the next states
+        // (whose turn it is) tell them apart.
+        Some(Reading::Moves(moves))
+            if scanned == Scanned::Snapshot
+                && sensed.identifies_all()
+                && moves.len() <= SNAPSHOT_PLIES
+                && shows_after(pos, sensed, &moves)
+                && let since = game.basis(game.ply())
+                && !snapshots.allow_pieces_sliding(pos, &moves, since)
+                && let longer =
+                    longer_through_snapshots(pos, sensed, snapshots, moves.len() + 1, since)
+                && !longer.is_empty() =>
+        {
+            Some(Reading::Ambiguous(
+                std::iter::once(moves).chain(longer).collect(),
+            ))
+        }
         // Those that do wait for the next scan if a square the last one
         // changed could be a blip (unless the players ended the game: no
         // scan comes).
@@ -769,6 +793,34 @@ fn read_scan_moves(
         }
         other => other,
     }
+}
+
+/// The lines of exactly `plies` legal moves from `pos` after which the
+/// board is what the sensors show and that pass through every identifying
+/// snapshot since event `since` with no fault (no slide, no blip).
+fn longer_through_snapshots(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    snapshots: &Snapshots,
+    plies: usize,
+    since: u64,
+) -> Vec<Vec<Move>> {
+    if plies > super::scanned::MAX_PLIES {
+        return Vec::new();
+    }
+    super::scanned::exact_lines_of(pos, sensed, plies)
+        .into_iter()
+        .filter(|line| snapshots.allow_pieces(pos, line, since))
+        .collect()
+}
+
+/// Whether the sensors show the position after `line` from `pos`.
+fn shows_after(pos: &Chess, sensed: &SensedBoard, line: &[Move]) -> bool {
+    let mut after = pos.clone();
+    for &m in line {
+        after.play_unchecked(m);
+    }
+    sensed.shows(after.board())
 }
 
 /// Whether `moves` pass through the snapshots since event `since`. On a

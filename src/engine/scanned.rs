@@ -21,7 +21,7 @@ use crate::{
 
 /// The longest sequence of moves one scan is explained by here; longer
 /// gaps go to the resynchronisation search.
-const MAX_PLIES: usize = 3;
+pub(super) const MAX_PLIES: usize = 3;
 
 /// The longest sequence followed by a move in progress that is weighed
 /// against the exact explanations.
@@ -591,7 +591,7 @@ pub(super) fn exact_explanations(
 
 /// Every sequence of exactly `plies` legal moves from `pos` after which
 /// the board is what the sensors show.
-fn exact_lines_of(pos: &Chess, sensed: &SensedBoard, plies: usize) -> Vec<Vec<Move>> {
+pub(super) fn exact_lines_of(pos: &Chess, sensed: &SensedBoard, plies: usize) -> Vec<Vec<Move>> {
     let mut found = Vec::new();
     exact_lines(
         pos,
