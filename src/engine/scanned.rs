@@ -21,7 +21,7 @@ use crate::{
 
 /// The longest sequence of moves one scan is explained by here; longer
 /// gaps go to the resynchronisation search.
-const MAX_PLIES: usize = 3;
+pub(super) const MAX_PLIES: usize = 3;
 
 /// The longest sequence followed by a move in progress that is weighed
 /// against the exact explanations.
