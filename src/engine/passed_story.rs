@@ -18,8 +18,8 @@ use super::{
     cost::{INFERRED_PLY, SLIDE},
     read::{Moment, Reading},
     scanned::{
-        ScanReading, Slides, exact_explanations, exact_now, hand_explanations, is_legal_line,
-        read_scan,
+        MAX_PLIES, ScanReading, Slides, exact_explanations, exact_now, hand_explanations,
+        is_legal_line, read_scan,
     },
     snapshots::Snapshots,
 };
@@ -27,6 +27,10 @@ use crate::{game::Game, sensed::SensedBoard};
 
 /// The most moves one scan is read with after a passed line.
 const AFTER_PASSED: usize = 2;
+
+/// The most moves one scan is read with after a story told, when no line
+/// from the record's position explains it: as many as from the record.
+const AFTER_UNREAD: usize = MAX_PLIES;
 
 /// Reads again, on a board that names the pieces and only scans, a
 /// `reading` of the latest scan against the stories the scans told before
@@ -77,16 +81,25 @@ pub(super) fn reweigh(
     // takeback while the record waited on a slide): the stories through
     // the earlier scans as they showed the board are weighed against those
     // that need one of them to have caught a slide.
-    if !matches!(
-        reading,
-        Some(Reading::Hand | Reading::Ambiguous(_) | Reading::Takeback(_))
-    ) {
+    // A scan that no line of up to three moves from the record's position
+    // explains (the record waited on a story while play went on) is read
+    // from the stories told, gone on by as many moves as a scan is read
+    // with from the record: the scans that told them are still the
+    // evidence, and a reading from the record alone reaches no further.
+    let unread = reading.is_none() && !told.is_empty();
+    if !unread
+        && !matches!(
+            reading,
+            Some(Reading::Hand | Reading::Ambiguous(_) | Reading::Takeback(_))
+        )
+    {
         return reading;
     }
+    let reach = if unread { AFTER_UNREAD } else { AFTER_PASSED };
     let weighed = weigh_passed(
         &story,
         sensed,
-        &told,
+        (&told, reach),
         moment.presses_ahead,
         !moment.closing,
         slides,
@@ -161,7 +174,7 @@ impl Story<'_> {
 fn weigh_passed(
     story: &Story<'_>,
     sensed: &SensedBoard,
-    passed: &[Vec<Move>],
+    (passed, reach): (&[Vec<Move>], usize),
     pressed: usize,
     hands: bool,
     slides: Slides,
@@ -173,7 +186,7 @@ fn weigh_passed(
             continue;
         }
         let after = played(pos, line);
-        for tail in exact_explanations(&after, sensed, AFTER_PASSED).0 {
+        for tail in exact_explanations(&after, sensed, reach).0 {
             let whole: Vec<Move> = line.iter().copied().chain(tail).collect();
             if !gone.contains(&whole) && story.allowed(&whole, false) {
                 gone.push(whole);
@@ -196,7 +209,15 @@ fn weigh_passed(
                 || !hand && INFERRED_PLY * line.len() + SLIDE < INFERRED_PLY * fewest)
             && story.allowed(line, hand)
     };
-    let rivals: Vec<Vec<Move>> = exact_explanations(pos, sensed, fewest)
+    // Read past what the record's position reaches, rivals are sought as
+    // far as a scan is read from it (none is found there, or the scan
+    // would have been read): the stories told are the evidence.
+    let rival_plies = if reach > AFTER_PASSED {
+        fewest.min(MAX_PLIES)
+    } else {
+        fewest
+    };
+    let rivals: Vec<Vec<Move>> = exact_explanations(pos, sensed, rival_plies)
         .0
         .into_iter()
         .filter(|line| rival(line, false))

@@ -718,6 +718,9 @@ fn read_scan_moves(
     };
     let reading = read_scanned_state(game, sensed, moment, scanned, slides);
     let pos = game.position();
+    // Nothing read from the record's position: what is read now comes
+    // from the stories told before.
+    let unread = reading.is_none();
     // Stories the scans told before are weighed (see `passed_story`).
     let reading = if scanned == Scanned::Snapshot && sensed.identifies_all() {
         reweigh(reading, game, sensed, snapshots, moment, slides)
@@ -750,13 +753,14 @@ fn read_scan_moves(
         // More than two moves one snapshot shows must pass through the
         // snapshots before it (a hand at work after other moves may read
         // as a detour nobody played); they are listed for the arbiter if
-        // not.
+        // not. A story told before, gone on, that does not is no reading:
+        // the stories stay as they were listed.
         Some(Reading::Moves(moves))
             if scanned == Scanned::Snapshot
                 && moves.len() > SNAPSHOT_PLIES
                 && !passes_snapshots(pos, sensed, snapshots, &moves, game.basis(game.ply())) =>
         {
-            Some(Reading::Ambiguous(vec![moves]))
+            (!unread).then(|| Reading::Ambiguous(vec![moves]))
         }
         // A line shorter than that is read from the last scan alone; but
         // when it cannot pass an earlier scan since the record's position
