@@ -142,9 +142,15 @@ pub fn admits_line(pos: &Chess, sensed: &SensedBoard, since: u64, line: &[Move])
 
 /// The legal moves of `pos` that start and end on `touched` squares (and,
 /// when `last`, start on a square that reads empty and end on one that reads
-/// occupied): generated square by square, much cheaper than all legal moves.
-fn moves_within(pos: &Chess, touched: Bitboard, sensed: &SensedBoard, last: bool) -> MoveList {
-    let mut moves = MoveList::new();
+/// occupied), added to `moves`: generated square by square, much cheaper
+/// than all legal moves.
+fn moves_within(
+    pos: &Chess,
+    touched: Bitboard,
+    sensed: &SensedBoard,
+    last: bool,
+    moves: &mut MoveList,
+) {
     let mut froms = pos.us() & touched;
     let mut targets = touched;
     if last {
@@ -192,7 +198,6 @@ fn moves_within(pos: &Chess, touched: Bitboard, sensed: &SensedBoard, last: bool
             _ => {}
         }
     }
-    moves
 }
 
 struct Context<'a> {
@@ -254,7 +259,11 @@ fn search(
     let sensed = ctx.sensed;
     let turn = pos.turn();
     let occupied = pos.board().occupied();
-    for &m in &moves_within(pos, ctx.touched, sensed, plies == 1) {
+    // Filled in place: a move list returned is copied whole (room for
+    // 270 moves) however few it holds.
+    let mut moves = MoveList::new();
+    moves_within(pos, ctx.touched, sensed, plies == 1, &mut moves);
+    for &m in &moves {
         let puts = placed_squares(m, turn);
         if !ctx.admits(m, turn) || !ctx.refills(puts, placed) {
             continue;
@@ -357,7 +366,9 @@ mod tests {
                         // moves: their other squares are checked later.
                         .filter(|m| touched.contains(m.to()) || m.is_castle() || m.is_en_passant())
                         .collect();
-                    let mut got: Vec<Move> = moves_within(&pos, touched, &sensed, false).to_vec();
+                    let mut within = MoveList::new();
+                    moves_within(&pos, touched, &sensed, false, &mut within);
+                    let mut got: Vec<Move> = within.to_vec();
                     expected.sort_by_key(|m| format!("{m:?}"));
                     got.sort_by_key(|m| format!("{m:?}"));
                     assert_eq!(got, expected, "{touched:?} in {pos:?}");

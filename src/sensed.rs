@@ -40,6 +40,20 @@ pub struct SensedBoard {
     flicker: [u64; 64],
 }
 
+/// The pieces of `board` as words: each role's squares, then White's
+/// (Black's are the rest).
+pub fn board_words(board: &Board) -> [u64; 7] {
+    [
+        board.pawns().0,
+        board.knights().0,
+        board.bishops().0,
+        board.rooks().0,
+        board.queens().0,
+        board.kings().0,
+        board.white().0,
+    ]
+}
+
 impl SensedBoard {
     /// Sensors showing `board`, with identities unknown and nothing touched.
     pub fn showing(board: &Board) -> SensedBoard {
@@ -270,6 +284,16 @@ impl SensedBoard {
             differ | (ours.by_role(role) ^ board.by_role(role))
         });
         (roles | (ours.white() ^ board.white())) & self.identified
+    }
+
+    /// What the sensors report now, as words: the occupied squares and the
+    /// identities, without the squares' stamps. Two sensed boards that
+    /// report the same words have the same [`SensedBoard::piece_at`]
+    /// everywhere.
+    pub fn reported(&self) -> [u64; 9] {
+        let mut words = [self.occupied.0, self.identified.0, 0, 0, 0, 0, 0, 0, 0];
+        words[2..].copy_from_slice(&board_words(&self.identities));
+        words
     }
 
     /// Whether the board named the piece on every occupied square (a board

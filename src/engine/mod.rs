@@ -44,6 +44,7 @@ mod output;
 mod passed_story;
 mod phase;
 mod progress;
+mod progress_memo;
 mod provisional;
 mod read;
 mod record;

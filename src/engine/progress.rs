@@ -16,6 +16,16 @@ use crate::sensed::SensedBoard;
 /// rook still on its own square or in the hand, or the rook put on its
 /// castling square with the king in the hand.
 pub fn in_progress(pos: &Chess, sensed: &SensedBoard) -> bool {
+    // Nothing lifted is answered at once; otherwise the answer may scan
+    // the legal moves, and the same board is asked about several times.
+    if (pos.board().occupied() & !sensed.occupied()).is_empty() {
+        return false;
+    }
+    super::progress_memo::remembered(pos, sensed, in_progress_afresh)
+}
+
+/// [`in_progress`], computed.
+pub(super) fn in_progress_afresh(pos: &Chess, sensed: &SensedBoard) -> bool {
     let board = pos.board();
     let mover = board.by_color(pos.turn());
     let removed = board.occupied() & !sensed.occupied();
@@ -181,8 +191,10 @@ pub fn one_move_under_way(pos: &Chess, sensed: &SensedBoard, since: u64) -> bool
     }
     let touched = sensed.touched_since(since);
     crate::legal::legal_moves(pos).iter().any(|&m| {
-        let squares = crate::matcher::move_squares(m, pos.turn());
-        m.from().is_some_and(|from| touched.contains(from)) && (touched & !squares).is_empty()
+        // The origin first: most moves start elsewhere, and their squares
+        // need not be worked out.
+        m.from().is_some_and(|from| touched.contains(from))
+            && (touched & !crate::matcher::move_squares(m, pos.turn())).is_empty()
     })
 }
 
