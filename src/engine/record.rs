@@ -28,6 +28,15 @@ impl Engine {
         };
         let mut shown = self.game().basis(self.game().ply());
         for (i, &m) in moves.iter().enumerate() {
+            if i > 0
+                && !self.scanned
+                && let Some(from) = m.from()
+            {
+                // Its player's first lift, noted while the record had his
+                // opponent to move, before this completes that move.
+                let earlier = !self.game().position().turn();
+                self.touches.hand_over(earlier, from);
+            }
             // A later move completes every earlier one (Art. 6.2.1.2).
             self.complete_all(made_at);
             let mover = self.game().position().turn();
