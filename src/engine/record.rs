@@ -27,12 +27,21 @@ impl Engine {
             None
         };
         let mut shown = self.game().basis(self.game().ply());
-        for &m in moves {
+        for (i, &m) in moves.iter().enumerate() {
+            if i > 0
+                && !self.scanned
+                && let Some(from) = m.from()
+            {
+                // Its player's first lift, noted while the record had his
+                // opponent to move, before this completes that move.
+                let earlier = !self.game().position().turn();
+                self.touches.hand_over(earlier, from);
+            }
             // A later move completes every earlier one (Art. 6.2.1.2).
             self.complete_all(made_at);
             let mover = self.game().position().turn();
             shown = shown.max(self.last_changed(m, mover));
-            let ply = self.push_made(m, made_at, self.shown_by(shown, basis));
+            let ply = self.push_made(m, made_at, self.shown_by(shown, basis, i + 1 < moves.len()));
             let ahead = std::mem::take(&mut self.clock.presses_ahead);
             if std::mem::take(&mut self.clock.pending_press[mover]) || ahead > 0 {
                 // The clock was pressed before the board showed the move.
@@ -116,8 +125,15 @@ impl Engine {
     /// that first showed it (it waited: that scan may have caught a slide),
     /// and the squares changed since that scan are the next moves' own.
     /// `shown`: the last change to the squares of the moves up to it.
-    fn shown_by(&self, shown: u64, basis: u64) -> u64 {
-        if self.scanned && self.snapshots.only() && self.sensed.identifies_all() {
+    /// On a board that reports each change, a move read with later ones
+    /// (`followed`: its own state hidden, e.g. a capture whose square never
+    /// read empty) was on the board once its own squares last changed: the
+    /// later moves' squares changed after that, and a change of the last
+    /// move (a rook move becoming castling) is read from there.
+    fn shown_by(&self, shown: u64, basis: u64, followed: bool) -> u64 {
+        if (self.scanned && self.snapshots.only() && self.sensed.identifies_all())
+            || (followed && !self.scanned)
+        {
             basis.min(shown)
         } else {
             basis

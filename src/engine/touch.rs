@@ -87,6 +87,22 @@ impl Touches {
         }
     }
 
+    /// A lift of `sq` noted as `earlier` touching an opponent's piece was
+    /// the opponent's own first touch when a line read at once shows
+    /// `earlier`'s move made before it and the opponent's next move
+    /// starting from `sq`: the record was behind the board then.
+    pub fn hand_over(&mut self, earlier: Color, sq: Square) {
+        let theirs = self.0[earlier].theirs;
+        let next = &mut self.0[!earlier];
+        if let Some((first, at)) = theirs
+            && first == sq
+            && next.own.is_none()
+        {
+            next.own = Some((sq, at));
+            next.own_together.add(sq);
+        }
+    }
+
     /// Forgets `player`'s touches: his move is completed.
     pub fn clear(&mut self, player: Color) {
         self.0[player] = FirstLifts::default();
