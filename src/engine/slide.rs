@@ -121,7 +121,16 @@ impl Engine {
         {
             return None;
         }
-        let (at, _) = self.placed[to.to_usize()]?;
+        let (placed, _) = self.placed[to.to_usize()]?;
+        // A dragged piece straddles two squares as it crosses from one to
+        // the next, so the square ahead reads filled before the one behind
+        // reads empty: it stands on `to` alone, and dwells there, only from
+        // the last lift behind it on its path.
+        let behind = attacks::between(from, to).with(from);
+        let at = behind
+            .into_iter()
+            .filter_map(|sq| self.lifted[sq.to_usize()].map(|(at, _, _)| at))
+            .fold(placed, Millis::max);
         let goes_on = crate::legal::legal_moves(pos).iter().any(|&m| {
             target(m, from, pos.turn()).is_some_and(|end| {
                 attacks::between(from, end).contains(to) && (off.is_empty() || off.contains(end))
