@@ -286,41 +286,61 @@ fn read_occupancy_snapshot(
                     ..lines
                 };
             }
-            // Nothing within reach of the position: the lines a hand was
-            // read among may have gone on. After 2.Nc3, scans that each
-            // catch the next hand at work show 2...f5 3.g3 with Black's
-            // hand on the g8 knight, then 3...Nf6 with White's on the f1
-            // bishop, then 4.Bg2: four moves on, more than one scan is
-            // read ahead. One line left is read as far as the snapshots
-            // trust it, and the scan is read again from there; with
-            // several, the board waits.
             if reading == ScanReading::None
                 && moment.candidates.is_empty()
-                && !moment.held.is_empty()
-                && let Some(Reading::Narrowed {
-                    certain,
-                    lines: left,
-                }) = narrowed(
-                    &lines,
-                    Moment {
-                        candidates: moment.held,
-                        costed: false,
-                        ..moment
-                    },
-                    false,
-                )
-                && left.len() == 1
-                && !certain.is_empty()
+                && let Some(held) = narrowed_from_held(&lines, moment, pressed)
             {
-                return Some(Reading::Narrowed {
-                    certain,
-                    lines: left,
-                });
+                return Some(held);
             }
             conclude_snapshot(reading, &lines, snapshots, moment, hands, waits)
         }
         other => other,
     }
+}
+
+/// Nothing within reach of the position: the lines a hand was read among
+/// (`moment.held`) may have gone on. After 2.Nc3, scans that each catch
+/// the next hand at work show 2...f5 3.g3 with Black's hand on the g8
+/// knight, then 3...Nf6 with White's on the f1 bishop, then 4.Bg2: four
+/// moves on, more than one scan is read ahead. One line left is read as
+/// far as the snapshots trust it, and the scan is read again from there;
+/// with several, the board waits (`None`). A line gone on so, with plies
+/// no scan showed, against the record's own moves with one square the
+/// last scan changed read as a blip or a taken piece set down for a
+/// moment, within the margin: the next scan tells (a wait).
+fn narrowed_from_held(
+    lines: &SnapshotLines<'_>,
+    moment: Moment<'_>,
+    pressed: usize,
+) -> Option<Reading> {
+    if moment.held.is_empty() {
+        return None;
+    }
+    let Some(Reading::Narrowed {
+        certain,
+        lines: left,
+    }) = narrowed(
+        lines,
+        Moment {
+            candidates: moment.held,
+            costed: false,
+            ..moment
+        },
+        false,
+    )
+    else {
+        return None;
+    };
+    if left.len() != 1 || certain.is_empty() {
+        return None;
+    }
+    if last_scan_rival(lines, &left[0], pressed) {
+        return Some(Reading::Wait);
+    }
+    Some(Reading::Narrowed {
+        certain,
+        lines: left,
+    })
 }
 
 /// What the square histories read, with a last move changed only if it
@@ -510,10 +530,7 @@ fn blip_rivals(lines: &SnapshotLines<'_>, moves: &[Move], pressed: usize) -> boo
     else {
         return false;
     };
-    let cost = |snapshots: &Snapshots, line: &[Move]| {
-        INFERRED_PLY * snapshots.unshown_plies_so_far(pos, line, since).len()
-            + HAND * snapshots.caught_in_motion(pos, line, since, None)
-    };
+    let cost = |snapshots: &Snapshots, line: &[Move]| story_cost(snapshots, pos, line, since);
     let made = cost(lines.snapshots, moves);
     let again = SnapshotLines {
         snapshots: &odd.repaired,
@@ -524,6 +541,43 @@ fn blip_rivals(lines: &SnapshotLines<'_>, moves: &[Move], pressed: usize) -> boo
     };
     let blips = (odd.empties | odd.fills).count();
     rival.first() != moves.first() && BLIP * blips + cost(&odd.repaired, &rival) <= made + MARGIN
+}
+
+/// What the scans since event `since` make `line` (from `pos`) cost: 2
+/// per ply no scan showed, 1 per scan read as a hand at work (the cost
+/// table).
+fn story_cost(snapshots: &Snapshots, pos: &Chess, line: &[Move], since: u64) -> usize {
+    INFERRED_PLY * snapshots.unshown_plies_so_far(pos, line, since).len()
+        + HAND * snapshots.caught_in_motion(pos, line, since, None)
+}
+
+/// Whether other moves from the record than `line` explain the last scan
+/// with one square it changed read as a blip, within the margin of
+/// `line`'s own cost: 3 for the square (a sensor flicker, or a piece
+/// taken set down there for a moment: one report off the story either
+/// way) against 2 per ply of `line` no scan showed. After 47...Bxd6, a
+/// scan of d6 full, c7 empty and e7 full is 48.Bxd6 with the captured
+/// bishop put on e7 on its way off the board (3), not four moves nobody
+/// saw returning to the same squares (48.Bd8 Bc7 49.Be7 Bd6, 6 or more).
+fn last_scan_rival(lines: &SnapshotLines<'_>, line: &[Move], pressed: usize) -> bool {
+    let (pos, since) = (lines.pos, lines.since);
+    let made = story_cost(lines.snapshots, pos, line, since);
+    let suspects = lines
+        .snapshots
+        .blip_suspects(pos.board().occupied(), lines.sensed.occupied());
+    suspects.into_iter().any(|sq| {
+        let (sensed, snapshots) = lines.blipped(sq);
+        let again = SnapshotLines {
+            sensed: &sensed,
+            snapshots: &snapshots,
+            ..*lines
+        };
+        let ScanReading::Moves(rival) = again.read(pressed, true) else {
+            return false;
+        };
+        rival.first() != line.first()
+            && BLIP + story_cost(&snapshots, pos, &rival, since) <= made + MARGIN
+    })
 }
 
 /// The squares one snapshot alone showed empty (`odd`) where a capture may

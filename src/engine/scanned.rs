@@ -180,13 +180,7 @@ impl SnapshotLines<'_> {
             .snapshots
             .blip_suspects(self.pos.board().occupied(), self.sensed.occupied());
         for sq in suspects {
-            let mut sensed = self.sensed.clone();
-            if sensed.occupied().contains(sq) {
-                sensed.lift(sq, u64::MAX);
-            } else {
-                sensed.place(sq, None, u64::MAX);
-            }
-            let snapshots = self.snapshots.with_last(sensed.occupied());
+            let (sensed, snapshots) = self.blipped(sq);
             let without = SnapshotLines {
                 sensed: &sensed,
                 snapshots: &snapshots,
@@ -206,6 +200,19 @@ impl SnapshotLines<'_> {
             }
         }
         (proof, suspect)
+    }
+
+    /// The board and the snapshots as they would be had this snapshot's
+    /// square `sq` been a blip: what the sensors showed there flipped.
+    pub(super) fn blipped(&self, sq: Square) -> (SensedBoard, Snapshots) {
+        let mut sensed = self.sensed.clone();
+        if sensed.occupied().contains(sq) {
+            sensed.lift(sq, u64::MAX);
+        } else {
+            sensed.place(sq, None, u64::MAX);
+        }
+        let snapshots = self.snapshots.with_last(sensed.occupied());
+        (sensed, snapshots)
     }
 
     /// The square a move read alone from this snapshot filled, filled at
