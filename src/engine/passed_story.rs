@@ -18,8 +18,8 @@ use super::{
     cost::{INFERRED_PLY, SLIDE},
     read::{Moment, Reading},
     scanned::{
-        MAX_PLIES, ScanReading, Slides, exact_explanations, exact_now, hand_explanations,
-        is_legal_line, read_scan,
+        MAX_PLIES, ScanReading, Slides, caught_explanations, exact_explanations, exact_now,
+        hand_explanations, is_legal_line, read_scan,
     },
     snapshots::Snapshots,
 };
@@ -232,6 +232,26 @@ fn weigh_passed(
             .iter()
             // A player who pressed has made his move (Art. 6.2.1).
             .any(|line| line.len() >= pressed && rival(line, true))
+    {
+        return Some(ScanReading::Hand);
+    }
+    // The same with the latest scan catching a piece on its path (a board
+    // that names the pieces and only scans): that slide costs one more
+    // (1), so two slides, the passed scan's and this one, against the ply
+    // the passed line infers (2) are a story as cheap, not a rarer one
+    // (13.Qc4+ with the queen caught on d3, then Black's bishop caught on
+    // d7 on its way to e6 to block, against 13.Qd3 Bd7 14.Qc4+). Waiting
+    // costs one scan: the next shows where the piece was put down.
+    if hands
+        && slides == Slides::Caught
+        && caught_explanations(pos, sensed, fewest.saturating_sub(1))
+            .iter()
+            .any(|line| {
+                line.len() >= pressed
+                    && !through_passed(line)
+                    && story.cost(line, true, passed) + SLIDE <= cheapest
+                    && story.allowed(line, true)
+            })
     {
         return Some(ScanReading::Hand);
     }
