@@ -18,8 +18,8 @@ use super::{
     cost::{INFERRED_PLY, SLIDE},
     read::{Moment, Reading},
     scanned::{
-        MAX_PLIES, ScanReading, Slides, exact_explanations, exact_now, hand_explanations,
-        is_legal_line, read_scan,
+        MAX_PLIES, ScanReading, Slides, caught_explanations, exact_explanations, exact_now,
+        hand_explanations, is_legal_line, read_scan,
     },
     snapshots::Snapshots,
 };
@@ -158,6 +158,35 @@ impl Story<'_> {
     }
 }
 
+impl Story<'_> {
+    /// Whether a line that does not go through the `passed` scans, after
+    /// which the latest scan caught a piece on a square of its path (a
+    /// board that names the pieces and only scans), costs no more than the
+    /// `cheapest` passed line gone on (of `fewest` plies). That slide costs one more (1): two
+    /// slides, the passed scan's and this one, against the ply the passed
+    /// line infers (2) are a story as cheap, not a rarer one (13.Qc4+ with
+    /// the queen caught on d3, then Black's bishop caught on d7 on its way
+    /// to e6 to block, against 13.Qd3 Bd7 14.Qc4+). Waiting costs one
+    /// scan: the next shows where the piece was put down.
+    fn caught_as_cheap(
+        &self,
+        sensed: &SensedBoard,
+        passed: &[Vec<Move>],
+        (fewest, cheapest): (usize, usize),
+        pressed: usize,
+    ) -> bool {
+        caught_explanations(self.pos, sensed, fewest.saturating_sub(1))
+            .iter()
+            .any(|line| {
+                // A player who pressed has made his move (Art. 6.2.1).
+                line.len() >= pressed
+                    && !passed.iter().any(|p| !p.is_empty() && line.starts_with(p))
+                    && self.cost(line, true, passed) + SLIDE <= cheapest
+                    && self.allowed(line, true)
+            })
+    }
+}
+
 /// Weighs a scan that was read as a hand at work, or among several lines,
 /// against the `passed` lines (those that exactly explained an earlier scan
 /// from the record's position, read as a hand at work then, and the
@@ -232,6 +261,13 @@ fn weigh_passed(
             .iter()
             // A player who pressed has made his move (Art. 6.2.1).
             .any(|line| line.len() >= pressed && rival(line, true))
+    {
+        return Some(ScanReading::Hand);
+    }
+    // The same with a piece caught on its path (identity scans).
+    if hands
+        && slides == Slides::Caught
+        && story.caught_as_cheap(sensed, passed, (fewest, cheapest), pressed)
     {
         return Some(ScanReading::Hand);
     }

@@ -660,6 +660,27 @@ pub(super) fn hand_explanations(pos: &Chess, sensed: &SensedBoard, plies: usize)
     found
 }
 
+/// As [`hand_explanations`], and the sequences after which the latest scan
+/// caught a piece on a square of its path (a slide, on a board that names
+/// the pieces and only scans).
+pub(super) fn caught_explanations(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    plies: usize,
+) -> Vec<Vec<Move>> {
+    let mut found = Vec::new();
+    hand_lines(
+        pos,
+        sensed,
+        plies.min(MAX_HAND_PLIES),
+        0,
+        Slides::Caught,
+        &mut Vec::new(),
+        &mut found,
+    );
+    found
+}
+
 /// Appends to `found` every sequence of at most `plies` legal moves from
 /// `pos` after which the sensors show a move in progress, but not those
 /// shorter than `pressed` (the players who pressed, in turn from the
