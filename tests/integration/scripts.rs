@@ -255,3 +255,30 @@ fn issue_11_a_long_move_with_many_settled_states_replays() {
     assert_eq!(alerts, ["touch_move"], "{:?}", games[0].alerts);
     assert!(games[0].alerts[0].message.contains("g1"));
 }
+
+/// A case still in `tests/known-failing/` (the record stops short of the
+/// game there) must at least publish no move that was not played: its
+/// record is a prefix of the true game, the script's `#! moves` line.
+/// Here White's queen is caught by one scan on its way d1-d3-c4 and
+/// Black's bishop on its way c8-d7-e6: 13.Qd3 Bd7 14.Qc4+ was recorded for
+/// 13.Qc4+ Be6 (physics-scan-700-hostile, identity, no clock, seed 19).
+#[test]
+fn a_queen_and_a_bishop_each_caught_on_their_way_publish_no_move_that_was_not_played() {
+    let path = root().join(
+        "tests/known-failing/scan-identity-no-clock-hostile-a-queen-on-its-way-read-as-two-moves-with-an-inferred-reply.board",
+    );
+    let text = read(&path);
+    let played: Vec<&str> = text
+        .lines()
+        .find_map(|l| l.strip_prefix("#! moves:"))
+        .expect("the script gives the game's moves")
+        .split_whitespace()
+        .collect();
+    let engine = replay_script("queen-caught.board", &text, EngineConfig::default()).unwrap();
+    let games = reported_games(&engine);
+    let sans: Vec<String> = games[0].moves().iter().map(|m| m.san.to_string()).collect();
+    assert!(
+        played.starts_with(&sans.iter().map(String::as_str).collect::<Vec<_>>()),
+        "recorded {sans:?}, played {played:?}"
+    );
+}
