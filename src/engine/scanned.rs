@@ -647,17 +647,7 @@ fn exact_lines(
 /// Every sequence of at most `plies` legal moves from `pos` (no more than
 /// [`MAX_HAND_PLIES`]) after which the sensors show a move in progress.
 pub(super) fn hand_explanations(pos: &Chess, sensed: &SensedBoard, plies: usize) -> Vec<Vec<Move>> {
-    let mut found = Vec::new();
-    hand_lines(
-        pos,
-        sensed,
-        plies.min(MAX_HAND_PLIES),
-        0,
-        Slides::PutDown,
-        &mut Vec::new(),
-        &mut found,
-    );
-    found
+    hand_sequences(pos, sensed, plies, Slides::PutDown)
 }
 
 /// As [`hand_explanations`], and the sequences after which the latest scan
@@ -668,13 +658,24 @@ pub(super) fn caught_explanations(
     sensed: &SensedBoard,
     plies: usize,
 ) -> Vec<Vec<Move>> {
+    hand_sequences(pos, sensed, plies, Slides::Caught)
+}
+
+/// The sequences of [`hand_lines`] from the record's turn, none cut short
+/// by a press, with `slides` read as the scan allows.
+fn hand_sequences(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    plies: usize,
+    slides: Slides,
+) -> Vec<Vec<Move>> {
     let mut found = Vec::new();
     hand_lines(
         pos,
         sensed,
         plies.min(MAX_HAND_PLIES),
         0,
-        Slides::Caught,
+        slides,
         &mut Vec::new(),
         &mut found,
     );
