@@ -343,6 +343,16 @@ fn narrowed_from_held(
     })
 }
 
+/// Whether the last move, changed into `m`, passes through the
+/// identifying snapshots since the position before it (a piece caught on
+/// a square of its path allowed).
+fn changed_passes_pieces(game: &Game, snapshots: &Snapshots, m: Move) -> bool {
+    game.ply().checked_sub(1).is_some_and(|prev| {
+        game.position_at(prev)
+            .is_some_and(|before| snapshots.allow_pieces_sliding(before, &[m], game.basis(prev)))
+    })
+}
+
 /// What the square histories read, with a last move changed only if it
 /// fits the snapshots since the position before it, as moves made must
 /// fit those since the record's.
@@ -770,7 +780,7 @@ fn read_scan_moves(
     } else {
         Slides::PutDown
     };
-    let reading = read_scanned_state(game, sensed, moment, scanned, slides);
+    let reading = read_scanned_state(game, sensed, snapshots, moment, scanned, slides);
     let pos = game.position();
     // Nothing read from the record's position: what is read now comes
     // from the stories told before.
@@ -902,6 +912,7 @@ fn passes_snapshots(
 fn read_scanned_state(
     game: &Game,
     sensed: &SensedBoard,
+    snapshots: &Snapshots,
     moment: Moment<'_>,
     scanned: Scanned,
     slides: Slides,
@@ -925,6 +936,16 @@ fn read_scanned_state(
             return from_scan(confirmed);
         }
         None => {}
+        // A move a scan showed standing cannot have been changed into one
+        // no scan since shows it on its way to (Art. 4.7 forbids it, and
+        // plies the scans skipped explain the same board): the change must
+        // pass the identifying snapshots since the position before it, a
+        // piece caught on its path allowed, as moves made must pass those
+        // since the record's. Otherwise the board is read from the record.
+        Some(Reading::Changed(m))
+            if scanned == Scanned::Snapshot
+                && sensed.identifies_all()
+                && !changed_passes_pieces(game, snapshots, m) => {}
         other => return other,
     }
     if scanned != Scanned::Snapshot {
