@@ -265,15 +265,16 @@ impl Engine {
             && self.game().ply() == plies
             && self.hypotheses.state == SyncState::Ambiguous;
         let game = self.game();
+        // Asked at most once: the same board and position.
+        let moving = std::cell::OnceCell::new();
+        let in_progress_now = || *moving.get_or_init(|| in_progress(game.position(), &self.sensed));
         // The held lines are gone through last: the reading went through
         // them already, and only a state nothing else explains needs it.
         let mut in_hand = held_back
             || waiting
                 && !game.is_over()
-                && (undecided
-                    || in_progress(game.position(), &self.sensed)
-                    || may_lag && self.held_lines_go_on());
-        let own_hand = in_hand && !in_progress(game.position(), &self.sensed);
+                && (undecided || in_progress_now() || may_lag && self.held_lines_go_on());
+        let own_hand = in_hand && !in_progress_now();
         if waiting
             && (!in_hand || own_hand)
             && self.scanned
