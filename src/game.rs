@@ -377,14 +377,16 @@ impl Game {
     /// every move, for the outcome).
     fn push(&mut self, mv: Move, made_at: Millis, basis: u64, illegal: bool) {
         let mut pos = self.position().clone();
-        let san = shakmaty::san::San::from_move(&pos, mv);
+        // Disambiguated among the position's legal moves, which reading the
+        // board generated already (shakmaty's `from_move` generates the
+        // candidates again): the same SAN, as only moves of the same piece
+        // kind to the same square count.
+        let san = shakmaty::san::San::disambiguate(mv, &crate::legal::legal_moves(&pos));
         pos.play_unchecked(mv);
         let check = pos.is_check();
-        self.stuck = if check {
-            crate::legal::legal_moves(&pos).is_empty()
-        } else {
-            !has_legal_move(&pos)
-        };
+        // The new position's legal moves: reading the next events needs
+        // them too, so generating them here is no extra work.
+        self.stuck = crate::legal::legal_moves(&pos).is_empty();
         let suffix = match (check, self.stuck) {
             (true, true) => Some(Suffix::Checkmate),
             (true, false) => Some(Suffix::Check),

@@ -130,8 +130,11 @@ pub fn replay_script_with(
 type Chunks = Vec<Vec<ScriptLine>>;
 
 /// Events a parser hands over at a time: a few hundred kilobytes, read
-/// by the engine while the next are parsed.
+/// by the engine while the next are parsed. The first pieces are smaller
+/// (from [`FIRST_CHUNK`], doubling): the reading, which the command waits
+/// for, starts as soon as a few events are parsed rather than 4,096.
 const CHUNK: usize = 4096;
+const FIRST_CHUNK: usize = 64;
 
 /// What a first reading leaves to another thread: a flag fall's or
 /// resignation's verdict, positions for the quick test to sort.
@@ -224,7 +227,7 @@ fn read_while_parsing(
         let parser = scope.spawn(move || {
             // A reader gone (the engine failed) leaves the parser to find
             // any malformed line, which is the error then.
-            let result = parse_script_in_chunks(file, text, CHUNK, &mut |chunk| {
+            let result = parse_script_in_chunks(file, text, (FIRST_CHUNK, CHUNK), &mut |chunk| {
                 let _ = tx.send(chunk);
             });
             drop(parsed);

@@ -67,24 +67,26 @@ pub fn parse_script(file: &str, text: &str) -> Result<Vec<ScriptLine>, ScriptErr
     Ok(out)
 }
 
-/// [`parse_script`] in pieces of `chunk` events (the last may be shorter),
-/// each handed to `emit` as soon as it is parsed: `eboard replay` reads
+/// [`parse_script`] in pieces of `first` events, then twice as many each
+/// time up to `chunk` (the last may be shorter), each handed to `emit` as soon as it is parsed: `eboard replay` reads
 /// them meanwhile on another thread. An error is the first bad line; the
 /// pieces emitted before it must then not be applied (the caller discards
 /// what it read of them).
 pub(crate) fn parse_script_in_chunks(
     file: &str,
     text: &str,
-    chunk: usize,
+    (first, chunk): (usize, usize),
     emit: &mut dyn FnMut(Vec<ScriptLine>),
 ) -> Result<(), ScriptError> {
     let chunk = chunk.max(1);
-    let mut out = Vec::with_capacity(chunk);
+    let mut size = first.clamp(1, chunk);
+    let mut out = Vec::with_capacity(size);
     let mut parser = LineParser { file, last: None };
     for (index, raw) in text.lines().enumerate() {
         out.extend(parser.line(index + 1, raw)?);
-        if out.len() == chunk {
-            emit(std::mem::replace(&mut out, Vec::with_capacity(chunk)));
+        if out.len() == size {
+            size = (size * 2).min(chunk);
+            emit(std::mem::replace(&mut out, Vec::with_capacity(size)));
         }
     }
     if !out.is_empty() {
@@ -622,8 +624,13 @@ mod chunk_tests {
         let text =
             "# a comment\n@10 lift e2\nplace e4\n\n@900 lift e7 # why\nplace e5\nflag white\n";
         let mut pieces = Vec::new();
-        parse_script_in_chunks("t", text, 2, &mut |c| pieces.push(c)).unwrap();
+        parse_script_in_chunks("t", text, (2, 2), &mut |c| pieces.push(c)).unwrap();
         assert_eq!(pieces.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2, 1]);
+        // Growing pieces: the reader starts on a small first one.
+        let mut growing = Vec::new();
+        parse_script_in_chunks("t", text, (1, 4), &mut |c| growing.push(c)).unwrap();
+        assert_eq!(growing.iter().map(Vec::len).collect::<Vec<_>>(), [1, 2, 2]);
+        assert_eq!(growing.concat(), pieces.concat());
         // Times carry over from piece to piece: `place e5` is 250 ms after @900.
         assert_eq!(pieces[1][1].event.at, 900 + DEFAULT_GAP_MS);
         assert_eq!(pieces.concat(), parse_script("t", text).unwrap());
@@ -633,7 +640,7 @@ mod chunk_tests {
     fn a_bad_line_in_a_later_piece_is_the_error() {
         let text = "lift e2\nplace e4\nlift e7\n@5 place e5\n";
         let mut pieces = Vec::new();
-        let err = parse_script_in_chunks("t", text, 1, &mut |c| pieces.push(c)).unwrap_err();
+        let err = parse_script_in_chunks("t", text, (1, 1), &mut |c| pieces.push(c)).unwrap_err();
         assert_eq!(err.line, 4);
         assert_eq!(err, parse_script("t", text).unwrap_err());
     }

@@ -117,7 +117,7 @@ impl Engine {
 
     /// What the reading leaves for the next state to weigh.
     fn note_reading(&mut self, reading: Reading, scanned: Scanned) -> Reading {
-        self.unexplained = (reading == Reading::Wait
+        self.unexplained = (matches!(reading, Reading::Wait)
             // A line put off is no blip to forget.
             && self.unlisted.is_none()
             && scanned == Scanned::Snapshot
@@ -127,13 +127,17 @@ impl Engine {
             && !self.sensed.shows_position(self.game().position()))
         .then(|| self.snapshots.last().map(|(seq, _)| seq))
         .flatten();
-        self.hand_awaited = reading == Reading::Hand;
-        if reading == Reading::Hand && scanned == Scanned::Snapshot && !self.sensed.identifies_all()
+        self.hand_awaited = matches!(reading, Reading::Hand);
+        if matches!(reading, Reading::Hand)
+            && scanned == Scanned::Snapshot
+            && !self.sensed.identifies_all()
         {
             let lines = read::held_lines(self.game(), &self.sensed, &self.snapshots);
             self.held = Some((self.game().ply(), lines));
         }
-        if reading == Reading::Hand && scanned == Scanned::Snapshot && self.sensed.identifies_all()
+        if matches!(reading, Reading::Hand)
+            && scanned == Scanned::Snapshot
+            && self.sensed.identifies_all()
         {
             let ply = self.game().ply();
             let exact = scanned::exact_now(self.game().position(), &self.sensed);
@@ -179,7 +183,7 @@ impl Engine {
         };
         // Nothing read from a snapshot, but lines the last move in progress
         // was read among may have gone on to it (the record lags).
-        let may_lag = reading == Reading::Wait
+        let may_lag = matches!(reading, Reading::Wait)
             && scanned == Scanned::Snapshot
             && !self.dumped
             && !self.unseen_since_reconnection();
@@ -261,15 +265,16 @@ impl Engine {
             && self.game().ply() == plies
             && self.hypotheses.state == SyncState::Ambiguous;
         let game = self.game();
+        // Asked at most once: the same board and position.
+        let moving = std::cell::OnceCell::new();
+        let in_progress_now = || *moving.get_or_init(|| in_progress(game.position(), &self.sensed));
         // The held lines are gone through last: the reading went through
         // them already, and only a state nothing else explains needs it.
         let mut in_hand = held_back
             || waiting
                 && !game.is_over()
-                && (undecided
-                    || in_progress(game.position(), &self.sensed)
-                    || may_lag && self.held_lines_go_on());
-        let own_hand = in_hand && !in_progress(game.position(), &self.sensed);
+                && (undecided || in_progress_now() || may_lag && self.held_lines_go_on());
+        let own_hand = in_hand && !in_progress_now();
         if waiting
             && (!in_hand || own_hand)
             && self.scanned

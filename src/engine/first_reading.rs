@@ -70,7 +70,7 @@ impl Engine {
         // the board then reads (20.Bxe6 under way, e4 caught full, then
         // 20...Ke7), the line was the blip's.
         if let Some((_, suspects, seq)) = put_off
-            && reading == Reading::Wait
+            && matches!(reading, Reading::Wait)
         {
             let record = self.game().position().board().occupied();
             let back = !(record ^ self.sensed.occupied()) & suspects;
@@ -86,7 +86,7 @@ impl Engine {
                     arbiter,
                     scanned,
                 );
-                if again != Reading::Wait {
+                if !matches!(again, Reading::Wait) {
                     self.snapshots = repaired;
                     reading = again;
                     put_off = None;

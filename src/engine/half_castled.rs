@@ -13,7 +13,7 @@ impl Engine {
     /// A state nothing explained (`Wait`) that [`Engine::half_castling`]
     /// explains is read as a hand at work.
     pub(super) fn weigh_half_castling(&self, reading: Reading, scanned: Scanned) -> Reading {
-        if reading == Reading::Wait && scanned == Scanned::No && self.half_castling() {
+        if matches!(reading, Reading::Wait) && scanned == Scanned::No && self.half_castling() {
             Reading::Hand
         } else {
             reading

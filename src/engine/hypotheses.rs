@@ -160,7 +160,7 @@ impl Engine {
         let pos = self.game().position();
         let back = !(pos.board().occupied() ^ self.sensed.occupied()) & suspects;
         back.is_empty()
-            || *reading != Reading::Hand
+            || !matches!(reading, Reading::Hand)
                 && lines
                     .iter()
                     .any(|line| may_reach(pos, line, &self.sensed, IDENTITY_SNAPSHOT_PLIES))
