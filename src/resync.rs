@@ -140,6 +140,10 @@ pub struct Limits {
     /// The shortest sequence tried: a clock that shows this many moves
     /// completed (one press each, Art. 6.2.1) rules out shorter ones.
     pub min_plies: usize,
+    /// Squares every move must keep to (all it empties and fills): after a
+    /// dump, a board reporting square by square shows each change, so the
+    /// moves made since change only squares reported since.
+    pub moves_within: Bitboard,
 }
 
 impl Default for Limits {
@@ -150,6 +154,7 @@ impl Default for Limits {
             max_candidates: 16,
             capture_squares: Bitboard::FULL,
             min_plies: 1,
+            moves_within: Bitboard::FULL,
         }
     }
 }
@@ -278,7 +283,7 @@ impl Search<'_> {
         }
         let mut any = false;
         for m in pos.legal_moves() {
-            if !self.admits(&m) {
+            if !self.admits(&m, pos.turn()) {
                 continue;
             }
             let mut next = pos.clone();
@@ -297,12 +302,17 @@ impl Search<'_> {
     }
 
     /// Moves the board could not show: a capture where none could have gone
-    /// unseen, a promotion to another piece than a queen where the board
+    /// unseen, a move changing a square outside `moves_within`, a promotion to another piece than a queen where the board
     /// does not identify the new piece (read as a queen, as elsewhere). A
     /// board that identifies every piece shows the new piece wherever it
     /// went on to, so there an underpromotion is as visible as any move.
-    fn admits(&self, m: &Move) -> bool {
+    fn admits(&self, m: &Move, turn: Color) -> bool {
         if m.is_capture() && !self.limits.capture_squares.contains(m.to()) {
+            return false;
+        }
+        if self.limits.moves_within != Bitboard::FULL
+            && !crate::matcher::move_squares(*m, turn).is_subset(self.limits.moves_within)
+        {
             return false;
         }
         match m.promotion() {

@@ -46,9 +46,9 @@ impl Engine {
     /// Follows the listed candidates through the settled state `reading`
     /// was read from (a board reporting square events only).
     pub(super) fn follow_candidates(&mut self, reading: &Reading, made_at: Millis) -> Follow {
+        // After a dump too: lines listed from it are its hypotheses, and
+        // the moves made since are seen square by square (issue 34).
         if self.scanned
-            || self.dumped
-            || self.unseen_since_dump()
             || self.hypotheses.state != SyncState::Ambiguous
             || self.hypotheses.lines.is_empty()
             || self.game().is_over()
@@ -125,7 +125,6 @@ impl Engine {
     /// whole (the game's end reads the board as it stands).
     pub(super) fn follow_at_end(&mut self) {
         if self.scanned
-            || self.dumped
             || self.hypotheses.state != SyncState::Ambiguous
             || self.game().is_over()
             || self.phase.is_restoring()

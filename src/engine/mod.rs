@@ -148,6 +148,11 @@ pub struct Engine {
     /// The squares the last dump showed occupied: any of them may have
     /// been emptied and refilled unseen before it.
     unseen: shakmaty::Bitboard,
+    /// The lines that reach what the last dump showed from the record's
+    /// position, by (dump event, record's half-moves): searched once per
+    /// dump and record, then extended by the moves reported since
+    /// (`resynchronise.rs`). `None` inside: over budget.
+    dump_lines: Option<((u64, usize), Option<resynchronise::Found>)>,
     /// The occupancies a scanning board showed since its last square
     /// report.
     snapshots: snapshots::Snapshots,
@@ -248,6 +253,7 @@ impl Engine {
             dump_seq: 0,
             reconnected_seq: 0,
             unseen: shakmaty::Bitboard::EMPTY,
+            dump_lines: None,
             snapshots: snapshots::Snapshots::default(),
             reading_dump: false,
             narrowing: false,

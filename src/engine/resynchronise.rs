@@ -4,7 +4,7 @@
 //! its budget, counted in nodes: never an accusation). See
 //! docs/design/reconstruction.md, the tracker and its budget.
 
-use shakmaty::{Bitboard, Move, Position, Square};
+use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
 use super::{
     Engine,
@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// Lines found by the search, and whether there may be more.
-type Found = (Vec<Vec<Move>>, bool);
+pub(super) type Found = (Vec<Vec<Move>>, bool);
 
 impl Engine {
     /// A settled state that nothing shorter explains: search, when the board
@@ -230,12 +230,14 @@ impl Engine {
     /// Square by square after a dump on a board that only senses
     /// occupancy, before the record has caught up with it: the dump may
     /// have hidden captures, and the moves reported since may have taken
-    /// the board more than three moves past the record. Of the shortest
-    /// lines the search finds, only those that pass through what the dump
-    /// showed count (a transposition that does not was not played); a
-    /// unique one is recorded (`moves_inferred`), several are listed. Not
-    /// while a piece is in the air (the last report a lift): a line of
-    /// captures may explain that too.
+    /// the board more than three moves past the record. The dump's lines
+    /// gone on by the moves reported since are read first
+    /// ([`Engine::past_dump`]); failing them, of the shortest lines the
+    /// search finds, only those that pass through what the dump showed
+    /// count (a transposition that does not was not played). A unique one
+    /// is recorded (`moves_inferred`), several are listed. Not while a
+    /// piece is in the air (the last report a lift): a line of captures
+    /// may explain that too.
     fn resynchronise_after_dump(&mut self, made_at: Millis, basis: u64) -> bool {
         let game = self.game();
         let pos = game.position().clone();
@@ -248,6 +250,9 @@ impl Engine {
         };
         if last(SensedBoard::last_lift) > last(SensedBoard::last_place) {
             return false;
+        }
+        if let Some((lines, more)) = self.past_dump(&pos, reported) {
+            return self.take_after_dump(lines, more, made_at, basis);
         }
         let target = Target::sensed(&self.sensed);
         // The lines of `min..=max` plies that pass through the dump, the
@@ -273,6 +278,19 @@ impl Engine {
         let Some((lines, more)) = search(1, Limits::default().max_plies) else {
             return false;
         };
+        self.take_after_dump(lines, more, made_at, basis)
+    }
+
+    /// Lines read after a dump: one is recorded (`moves_inferred`) unless
+    /// listed candidates say otherwise, several are listed. Returns whether
+    /// moves were recorded.
+    fn take_after_dump(
+        &mut self,
+        lines: Vec<Vec<Move>>,
+        more: bool,
+        made_at: Millis,
+        basis: u64,
+    ) -> bool {
         match &lines[..] {
             [] => false,
             [line] if !more => {
@@ -289,6 +307,55 @@ impl Engine {
                 false
             }
         }
+    }
+
+    /// The hypotheses past a dump (issue 34): the fewest plies nobody saw
+    /// that reach what the dump showed (each inferred, 2), each gone on by
+    /// the moves made since, seen square by square (0), so that every one
+    /// of those changes only squares reported since the dump. The dump's
+    /// lines are searched once per dump and record (`Limits::dump`: an
+    /// outage may hide ten plies), the moves since from their ends. `None`:
+    /// no such line (a dump that caught a hand at work, a capture whose
+    /// square never read changed), or the search over its budget; the
+    /// shortest lines through the dump are read then.
+    fn past_dump(&mut self, pos: &Chess, reported: Bitboard) -> Option<Found> {
+        let key = (self.dump_seq, self.game().ply());
+        let (dumps, mut more) = match &self.dump_lines {
+            Some((at, found)) if *at == key => found.clone(),
+            _ => {
+                let found = match resync(pos, &Target::occupancy(self.unseen), &Limits::dump()) {
+                    Resync::Unique(line) => Some((vec![line], false)),
+                    Resync::Candidates { lines, more } => Some((lines, more)),
+                    Resync::None | Resync::OverBudget { .. } => None,
+                };
+                self.dump_lines = Some((key, found.clone()));
+                found
+            }
+        }?;
+        let target = Target::sensed(&self.sensed);
+        let since = Limits {
+            capture_squares: reported,
+            moves_within: reported,
+            ..Limits::default()
+        };
+        let mut lines = Vec::new();
+        for line in dumps {
+            let mut end = pos.clone();
+            line.iter().for_each(|&m| end.play_unchecked(m));
+            if target.matches(end.board()) {
+                lines.push(line);
+                continue;
+            }
+            let found = resync(&end, &target, &since);
+            more |= matches!(
+                found,
+                Resync::OverBudget { .. } | Resync::Candidates { more: true, .. }
+            );
+            for after in found.lines() {
+                lines.push([line.as_slice(), after].concat());
+            }
+        }
+        (!lines.is_empty()).then_some((lines, more))
     }
 
     /// With a clock, each press since the record completed one move (Art.
