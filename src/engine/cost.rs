@@ -31,6 +31,16 @@ pub(super) const BLIP: usize = 3;
 /// presses having moved (Art. 6.2.1); forgetting is as rare as a blip.
 pub(super) const MISSING_PRESS: usize = 3;
 
+/// How many presses a line of `len` moves from the record's position
+/// needs beyond the `presses` the clock got: every move but the last is
+/// completed by the next (Art. 6.2.1.2), and a player presses having made
+/// his move (Art. 6.2.1), so each completed move with no press is a
+/// player who forgot to press, as rare as a blip. The last move may not
+/// be completed yet.
+pub(super) fn presses_missing(len: usize, presses: usize) -> usize {
+    len.saturating_sub(1).saturating_sub(presses)
+}
+
 /// The hypotheses of `items` that survive: those costing at most
 /// [`MARGIN`] above the cheapest, in their order.
 pub(super) fn within_margin<T>(items: Vec<T>, cost: impl Fn(&T) -> usize) -> Vec<T> {

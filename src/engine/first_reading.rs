@@ -46,6 +46,7 @@ impl Engine {
             held: self.lines_at_ply(&self.held),
             passed: self.passed_lines(),
             costed: self.hypotheses.state == SyncState::Ambiguous && self.hypotheses.costed,
+            clock: self.clock.in_use,
         };
         let arbiter = self.config.arbiter;
         let mut reading = read(

@@ -84,7 +84,8 @@ fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
 
 /// The cost table's figures that weigh a slide against moves made.
 use super::cost::{
-    BLIP, HAND, INFERRED_PLY as INFERRED, MARGIN, MISSING_PRESS, SLIDE, within_margin,
+    BLIP, HAND, INFERRED_PLY as INFERRED, MARGIN, MISSING_PRESS, SLIDE, presses_missing,
+    within_margin,
 };
 
 /// One story's lines from the record's position, with the snapshots
@@ -124,16 +125,6 @@ impl Story<'_> {
             })
             .min()
     }
-}
-
-/// How many presses a line of `len` moves from the record's position
-/// needs beyond the `presses` the clock got: every move but the last is
-/// completed by the next (Art. 6.2.1.2), and a player presses having made
-/// his move (Art. 6.2.1), so each completed move with no press is a
-/// player who forgot to press, as rare as a blip. The last move may not
-/// be completed yet.
-fn presses_missing(len: usize, presses: usize) -> usize {
-    len.saturating_sub(1).saturating_sub(presses)
 }
 
 /// Of candidate lines followed on from `pos` on a board that only senses

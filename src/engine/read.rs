@@ -11,7 +11,7 @@
 use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square};
 
 use super::{
-    cost::{BLIP, HAND, INFERRED_PLY, MARGIN},
+    cost::{BLIP, HAND, INFERRED_PLY, MARGIN, presses_missing},
     hypotheses::SNAPSHOT_PLIES,
     occupancy_slide::{cheapest_lines, slide_square},
     passed_story::reweigh,
@@ -133,6 +133,10 @@ pub struct Moment<'a> {
     /// The candidates are a slide's stories, listed by their costs: they
     /// are followed by the same costs.
     pub costed: bool,
+    /// A clock was pressed in this session: a move a reading completes
+    /// beyond the presses since the record had its press forgotten, or
+    /// still to come.
+    pub clock: bool,
 }
 
 /// Reads the settled board state at `moment`. `arbiter`: irregularities
@@ -407,6 +411,13 @@ fn conclude_snapshot(
         {
             Some(Reading::Wait)
         }
+        // Moves that need a press forgotten (3) and a ply no scan showed
+        // (2), read from a scan that changed squares, against a piece
+        // caught on its way there (a slide, 1) that no line read: the next
+        // scan tells (a slide lasts one scan).
+        ScanReading::Moves(moves) if hands && forgets_presses(lines, &moves, moment) => {
+            Some(Reading::Wait)
+        }
         // One move read from a snapshot changes squares no blip
         // alone makes up; two may hide one.
         ScanReading::Moves(moves) if hands && moves.len() > 1 => {
@@ -455,6 +466,20 @@ fn conclude_snapshot(
         ScanReading::None if waits => Some(Reading::Wait),
         reading => from_scan(reading),
     }
+}
+
+/// Whether `moves`, read from the last scan on a board with a clock,
+/// complete a move no press followed and infer a ply no scan showed, while
+/// that scan changed squares: two faults, one of them as rare as a blip,
+/// where the scan may have caught one piece on its way. The presses of
+/// the last two moves may still come (the scan caught the board between
+/// the moves and the presses); a move before them had its press before
+/// the next two moves were made, or it was forgotten.
+fn forgets_presses(lines: &SnapshotLines<'_>, moves: &[Move], moment: Moment<'_>) -> bool {
+    moment.clock
+        && presses_missing(moves.len().saturating_sub(1), moment.presses_ahead) > 0
+        && lines.snapshots.changed_last().any()
+        && lines.snapshots.plies_unshown(lines.pos, moves, lines.since) > 0
 }
 
 /// The square the last of `moves` (from `pos`) filled at the last scan, if
