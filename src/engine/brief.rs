@@ -223,20 +223,32 @@ impl Engine {
     /// (his own piece, or the mover's he is about to capture) completes it
     /// (Art. 6.2.1), once the lift outlives a blip. Not a piece the mover's
     /// piece, still in the hand if the refill was a blip, could capture:
-    /// that is the capture under way.
+    /// that is the capture under way, unless one it could capture is
+    /// already off (one move takes one piece).
     pub(super) fn lift_may_complete_brief_capture(&mut self, sq: Square, t: Millis) {
         if self.clock.in_use {
             return;
         }
         let pos = self.game().position();
+        let takes = |h: &HeldCapture, s: Square| {
+            s == h.mv.to()
+                || pos
+                    .legal_moves()
+                    .iter()
+                    .any(|m| m.from() == h.mv.from() && m.is_capture() && m.to() == s)
+        };
+        // A move takes one piece: with one it may take already off, a
+        // second lifted is the opponent's hand, not the capture under way.
+        let taken_off = |h: &HeldCapture| {
+            (self.sensed.touched_since(h.basis) & !self.sensed.occupied())
+                .into_iter()
+                .any(|s| takes(h, s))
+        };
         if let Some(mut h) = self.held_stands(true)
             && h.lift.is_none()
             && h.mv.from() != Some(sq)
             && h.mv.to() != sq
-            && !pos
-                .legal_moves()
-                .iter()
-                .any(|m| m.from() == h.mv.from() && m.is_capture() && m.to() == sq)
+            && (!takes(&h, sq) || taken_off(&h))
         {
             h.lift = Some((sq, t, self.seq + 1));
             self.brief.held = Some(h);

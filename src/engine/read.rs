@@ -173,12 +173,10 @@ pub fn read(
         read_scan_moves(game, sensed, moment, scanned, snapshots)
     } else if scanned == Scanned::Snapshot && snapshots.only() {
         read_occupancy_snapshot(game, sensed, snapshots, moment)
+    } else if scanned == Scanned::No {
+        read_event_moves(game, sensed)
     } else {
-        read_moves(game, sensed).or_else(|| {
-            (scanned == Scanned::No)
-                .then(|| super::unseen_capture::unseen_capture_then_reply(game, sensed))
-                .flatten()
-        })
+        read_moves(game, sensed)
     };
     let moves = match moves {
         // The last move changed into a capture on a square that only a dump
@@ -993,6 +991,33 @@ fn from_scan(reading: ScanReading) -> Option<Reading> {
 
 /// Moves made, changed or taken back; `Some(Wait)` when several moves
 /// explain the state.
+/// The moves a state of square events shows. Three moves read at once
+/// are weighed against a capture the board never showed on its square
+/// and a reply (`unseen_capture.rs`): the squares' histories only count
+/// captures on squares seen changing, so a queen dragged over f3 to take
+/// on g2 unseen, then the reply exf6, also reads as Qf3 exf6 Qxf6, the
+/// queen lifted off f3 before the reply began. Each explains the squares;
+/// neither is certain, so both are listed and the next moves tell them
+/// apart (docs/design/reconstruction.md, the decision policy).
+fn read_event_moves(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
+    use super::unseen_capture::unseen_capture_then_reply;
+    match read_moves(game, sensed) {
+        Some(Reading::Moves(line)) if line.len() > 2 => {
+            match unseen_capture_then_reply(game, sensed) {
+                Some(Reading::Moves(two)) => Some(Reading::Ambiguous(vec![two, line])),
+                Some(Reading::Ambiguous(mut lines)) => {
+                    lines.push(line);
+                    Some(Reading::Ambiguous(lines))
+                }
+                Some(Reading::Wait) => Some(Reading::Wait),
+                _ => Some(Reading::Moves(line)),
+            }
+        }
+        None => unseen_capture_then_reply(game, sensed),
+        other => other,
+    }
+}
+
 fn read_moves(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
     let n = game.ply();
     let since = game.basis(n);

@@ -123,6 +123,13 @@ impl Engine {
             // held.
             _ if self.hypotheses.state != crate::resync::SyncState::Ambiguous => {
                 self.ambiguous(captures.iter().map(|&m| vec![m]).collect(), false);
+                // The lift that completed them is the reply's first touch:
+                // their end position stood from before it, as the one
+                // capture's above (`follow.rs` reads the reply from there).
+                let stood = completed_by.saturating_sub(1);
+                for (_, since) in &mut self.hypotheses.since {
+                    *since = stood;
+                }
             }
             _ => {}
         }
