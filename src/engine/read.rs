@@ -349,9 +349,17 @@ fn narrowed_from_held(
 /// identifying snapshots since the position before it (a piece caught on
 /// a square of its path allowed).
 fn changed_passes_pieces(game: &Game, snapshots: &Snapshots, m: Move) -> bool {
+    changed_passes(game, |before, since| {
+        snapshots.allow_pieces_sliding(before, &[m], since)
+    })
+}
+
+/// Whether a change of the last move passes `fits`, asked of the position
+/// before that move and the event that showed that position.
+fn changed_passes(game: &Game, fits: impl Fn(&Chess, u64) -> bool) -> bool {
     game.ply().checked_sub(1).is_some_and(|prev| {
         game.position_at(prev)
-            .is_some_and(|before| snapshots.allow_pieces_sliding(before, &[m], game.basis(prev)))
+            .is_some_and(|before| fits(before, game.basis(prev)))
     })
 }
 
@@ -359,15 +367,12 @@ fn changed_passes_pieces(game: &Game, snapshots: &Snapshots, m: Move) -> bool {
 /// fits the snapshots since the position before it, as moves made must
 /// fit those since the record's.
 fn read_histories(game: &Game, sensed: &SensedBoard, snapshots: &Snapshots) -> Option<Reading> {
-    let n = game.ply();
     match read_moves(game, sensed) {
         // The last move changed must fit the snapshots since the position
         // before it, as moves made must fit those since the record's.
         Some(Reading::Changed(m))
-            if !n.checked_sub(1).is_some_and(|prev| {
-                game.position_at(prev).is_some_and(|before| {
-                    snapshots.allow(before, &[m], game.basis(prev), Bitboard::EMPTY)
-                })
+            if !changed_passes(game, |before, since| {
+                snapshots.allow(before, &[m], since, Bitboard::EMPTY)
             }) =>
         {
             None
