@@ -112,10 +112,11 @@ pub fn move_then_in_progress(pos: &Chess, sensed: &SensedBoard) -> Option<Move> 
     }
     // The mover's piece first shown by this scan on a square of its path,
     // the piece it takes off already: a slide caught (cost 1) as well as a
-    // move made there; the next scan shows where it was put down.
-    if super::scan_slide::slide_caught(pos, sensed).is_some_and(|on| {
-        sensed.last_place(on) == sensed.scanned_at() && sensed.empty_before_last_place(on)
-    }) {
+    // move made there; the next scan shows where it was put down. Whatever
+    // the scan before showed there had gone (the square is empty in `pos`).
+    if super::scan_slide::slide_caught(pos, sensed)
+        .is_some_and(|on| sensed.last_place(on) == sensed.scanned_at())
+    {
         return None;
     }
     let mut found = None;

@@ -701,13 +701,12 @@ fn hand_lines(
             || slides == Slides::Caught
                 && slide_caught(pos, sensed).is_some_and(|on| {
                     // After the moves the presses completed, or on a square
-                    // the latest scan was the first to show full, empty
-                    // before: a piece that stood there a whole scan period
-                    // was put down, and one that replaced another piece
-                    // there was no piece crossing an empty square.
-                    path.len() == pressed
-                        || sensed.last_place(on) == sensed.scanned_at()
-                            && sensed.empty_before_last_place(on)
+                    // the latest scan was the first to show it on: a piece
+                    // that stood there a whole scan period was put down.
+                    // The square is empty in `pos`, so a piece the scan
+                    // before showed there (another piece crossing it, the
+                    // rooks of 33...Re2 34.Rd3 both caught on d2) had gone.
+                    path.len() == pressed || sensed.last_place(on) == sensed.scanned_at()
                 }))
     {
         found.push(path.clone());
