@@ -40,6 +40,9 @@ pub struct Clock {
     /// A press that found the mover's piece off its square and nothing
     /// put down, kept for the settle time (`hand_press.rs`).
     pub hand_press: Option<super::hand_press::HandPress>,
+    /// A press that came while the square lifted just before it may be a
+    /// blip, kept until the settle time tells (`blip_press.rs`).
+    pub blip_press: Option<super::blip_press::BlipPress>,
 }
 
 /// The most squares a scan may have changed for each to be weighed as a

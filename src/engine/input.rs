@@ -5,7 +5,7 @@
 
 use shakmaty::{Position, Square};
 
-use super::{Engine, EngineError};
+use super::{Engine, EngineError, blip_press::WhilePressKept};
 use crate::{
     event::{BoardEvent, Millis, TimedEvent},
     game::{Termination, win},
@@ -17,6 +17,28 @@ impl Engine {
     pub fn push(&mut self, ev: &TimedEvent) -> Result<(), EngineError> {
         let turned = self.oriented(ev);
         let ev = turned.as_ref().unwrap_or(ev);
+        let t = ev.at.max(self.now);
+        let put_back = match self.while_press_kept(&ev.event, t) {
+            WhilePressKept::Go => None,
+            WhilePressKept::Kept => return Ok(()),
+            WhilePressKept::PutBack(kept) => Some(kept),
+        };
+        if let BoardEvent::Press(color) = ev.event {
+            self.advance_to(t);
+            if self.keep_blip_press(color, t) {
+                self.now = t;
+                return Ok(());
+            }
+        }
+        self.push_now(ev)?;
+        if let Some(kept) = put_back {
+            self.judge_after_put_back(kept);
+        }
+        Ok(())
+    }
+
+    /// Applies one event, oriented, with no press kept waiting for it.
+    pub(super) fn push_now(&mut self, ev: &TimedEvent) -> Result<(), EngineError> {
         let t = ev.at.max(self.now);
         if self.blip_put_back(&ev.event, t) {
             // A blip on a square a lift would have completed a move from:

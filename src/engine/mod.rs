@@ -18,6 +18,7 @@
 //!   resignations, agreed and claimed draws.
 
 mod apply;
+mod blip_press;
 mod brief;
 mod claim;
 mod complete;
@@ -368,6 +369,7 @@ impl Engine {
     /// Lets time pass to `t` with no event: a board state that has stood long
     /// enough is read. A live reader calls this at [`Engine::next_deadline`].
     pub fn advance_to(&mut self, t: Millis) {
+        self.blip_press_due(t);
         self.lifts_outlived_by(t, false);
         self.judge_hand_press(None, t);
         self.confirm_brief_lift(None, t);
@@ -391,6 +393,7 @@ impl Engine {
 
     /// Reads the last board state, however briefly it stood: the input ended.
     pub fn finish(&mut self) {
+        self.blip_press_due(Millis::MAX);
         self.lifts_outlived_by(self.now, true);
         self.judge_hand_press(None, Millis::MAX);
         self.flush();

@@ -47,7 +47,10 @@ impl Engine {
                 && m.promotion().is_none_or(|r| r == Role::Queen)
         });
         let game = self.game();
-        let since = game.basis(game.ply());
+        // A piece is dragged over its path only once it has left its
+        // square: a square touched before that is a flicker whichever
+        // capture was made, and tells none of them.
+        let since = game.basis(game.ply()).max(self.sensed.last_lift(from));
         let touched =
             (self.sensed.touched_since(since) | self.sensed.flickered_since(since)) & !lifted;
         within_margin_by_path(captures.collect(), touched.without(from))
