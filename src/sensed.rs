@@ -38,6 +38,9 @@ pub struct SensedBoard {
     /// dragged over an empty square reads the same, so it is weighed
     /// later, never read as a touch (0: none).
     flicker: [u64; 64],
+    /// Changed by every method that takes `&mut self` (see
+    /// [`SensedBoard::revision`]).
+    revision: crate::revision::Revision,
 }
 
 /// The pieces of `board` as words: each role's squares, then White's
@@ -70,6 +73,7 @@ impl SensedBoard {
             unseen_at: 0,
             touched_memo: Cell::new(None),
             flicker: [0; 64],
+            revision: crate::revision::Revision::new(),
         }
     }
 
@@ -85,6 +89,7 @@ impl SensedBoard {
 
     /// A piece left `sq`. Returns whether anything changed.
     pub fn lift(&mut self, sq: Square, seq: u64) -> bool {
+        self.revision.changed();
         let i = sq.to_usize();
         self.before_lift[i] = (self.last_place[i], self.last_lift[i]);
         self.last_lift[i] = seq;
@@ -99,6 +104,7 @@ impl SensedBoard {
 
     /// A piece was put on `sq`. Returns whether anything changed.
     pub fn place(&mut self, sq: Square, piece: Option<Piece>, seq: u64) -> bool {
+        self.revision.changed();
         let i = sq.to_usize();
         self.before_place[i] = (self.last_place[i], self.last_lift[i]);
         self.last_place[i] = seq;
@@ -134,6 +140,7 @@ impl SensedBoard {
     /// nor the place is evidence of anything (a touch, a capture), so both
     /// are forgotten as touches.
     pub fn forget_blip(&mut self, sq: Square) {
+        self.revision.changed();
         let i = sq.to_usize();
         (self.last_place[i], self.last_lift[i]) = self.before_lift[i];
         self.touched_memo.set(None);
@@ -144,6 +151,7 @@ impl SensedBoard {
     /// a piece down and lifts it within the settle time). Neither the place
     /// nor the lift is evidence of anything.
     pub fn forget_phantom(&mut self, sq: Square) {
+        self.revision.changed();
         let i = sq.to_usize();
         self.flicker[i] = self.last_lift[i];
         (self.last_place[i], self.last_lift[i]) = self.before_place[i];
@@ -179,6 +187,7 @@ impl SensedBoard {
     /// Applies a full scan; squares whose reading changed count as touched.
     /// Returns whether anything changed.
     pub fn apply_scan(&mut self, scan: &Scan, seq: u64) -> bool {
+        self.revision.changed();
         let mut changed = false;
         for sq in Square::ALL {
             match scan.get(sq) {
@@ -294,6 +303,13 @@ impl SensedBoard {
         let mut words = [self.occupied.0, self.identified.0, 0, 0, 0, 0, 0, 0, 0];
         words[2..].copy_from_slice(&board_words(&self.identities));
         words
+    }
+
+    /// Which state of the sensors this is: two equal looks report the same
+    /// [`SensedBoard::reported`] (every method that takes `&mut self`
+    /// changes the revision).
+    pub(crate) fn revision(&self) -> crate::revision::Seen {
+        self.revision.seen()
     }
 
     /// Whether the board named the piece on every occupied square (a board
