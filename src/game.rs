@@ -13,6 +13,7 @@ use crate::{
     alert::Alert,
     event::{Millis, Seconds},
     pgn::{PgnGame, PgnMove, write_pgn},
+    revision::Revision,
     winnability::Verdict,
 };
 
@@ -146,6 +147,9 @@ pub struct Game {
     pub(crate) dead_watch: DeadWatch,
     /// A flag fall or resignation whose result waits for the full analysis.
     pub(crate) pending_mate: Option<PendingMate>,
+    /// Changed by every method that takes `&mut self` (see
+    /// [`Game::revision`]).
+    revision: Revision,
 }
 
 /// Tags from which [`Game::set_tag`] finds them by an index rather than by
@@ -230,7 +234,17 @@ impl Game {
             stuck,
             dead_watch,
             pending_mate: None,
+            revision: Revision::new(),
         }
+    }
+
+    /// Which state of its record the game is in: two equal looks are the
+    /// same positions, moves (each move's fields included) and ending,
+    /// since every method that may change them (every one that takes
+    /// `&mut self`) changes the revision. The public fields (tags, alerts,
+    /// illegal-move counts) are not covered.
+    pub(crate) fn revision(&self) -> crate::revision::Seen {
+        self.revision.seen()
     }
 
     /// The position after the recorded moves.
@@ -325,6 +339,7 @@ impl Game {
 
     /// Sets a PGN tag, replacing an earlier value.
     pub fn set_tag(&mut self, name: &str, value: &str) {
+        self.revision.changed();
         // A game's few tags are found by a scan: cheaper than hashing each
         // name, and the index is only for the many (issue 38: tags linear).
         // The last of equal names, as the index built from `tags` finds.
@@ -376,6 +391,7 @@ impl Game {
     /// check (`Suffix::from_position` would generate every legal move after
     /// every move, for the outcome).
     fn push(&mut self, mv: Move, made_at: Millis, basis: u64, illegal: bool) {
+        self.revision.changed();
         let mut pos = self.position().clone();
         // Disambiguated among the position's legal moves, which reading the
         // board generated already (shakmaty's `from_move` generates the
@@ -411,6 +427,7 @@ impl Game {
     /// takeback): what it showed before that is no evidence for the next
     /// move.
     pub(crate) fn rebase(&mut self, basis: u64) {
+        self.revision.changed();
         if let Some(last) = self.bases.last_mut() {
             *last = (*last).max(basis);
         }
@@ -418,6 +435,7 @@ impl Game {
 
     /// Removes the last `n` moves.
     pub(crate) fn truncate(&mut self, ply: usize) {
+        self.revision.changed();
         self.moves.truncate(ply);
         self.positions.truncate(ply + 1);
         self.keys.truncate(ply + 1);
@@ -434,18 +452,21 @@ impl Game {
     }
 
     pub(crate) fn moves_mut(&mut self) -> &mut [RecordedMove] {
+        self.revision.changed();
         &mut self.moves
     }
 
     /// Takes back the end of a game that its last move ended, to correct
     /// that move.
     pub(crate) fn reopen(&mut self) {
+        self.revision.changed();
         self.outcome = Outcome::Unknown;
         self.termination = None;
     }
 
     /// Ends the game.
     pub(crate) fn finish(&mut self, outcome: Outcome, termination: Termination) {
+        self.revision.changed();
         self.outcome = outcome;
         self.termination = Some(termination);
     }

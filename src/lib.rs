@@ -32,6 +32,7 @@ pub mod quick_dead;
 pub mod replay;
 pub mod results;
 pub mod resync;
+pub(crate) mod revision;
 pub mod rules;
 pub mod script;
 pub mod sensed;

@@ -104,8 +104,11 @@ pub fn write_pgn(game: &PgnGame) -> String {
     }
     out.push('\n');
 
-    out.push_str(&wrap(&movetext_tokens(game)));
-    out.push('\n');
+    let mut lines = Lines { out, column: 0 };
+    movetext(game, &mut lines);
+    let mut out = lines.out;
+    // The movetext's last line, then the blank line after the game.
+    out.push_str("\n\n");
     out
 }
 
@@ -138,21 +141,20 @@ fn is_symbol(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The movetext as tokens that may be separated by a line break. A move
-/// number stays with its move, and a clock comment is kept whole.
-fn movetext_tokens(game: &PgnGame) -> Vec<String> {
+/// The movetext, token by token (a token is never split by a line break):
+/// a move number stays with its move, and a clock comment is kept whole.
+fn movetext(game: &PgnGame, lines: &mut Lines) {
     let (mut turn, mut number) = match &game.setup {
         Some(fen) => (fen.as_setup().turn, fen.as_setup().fullmoves.get()),
         None => (Color::White, 1),
     };
-    let mut tokens = Vec::new();
+    // Each token is written into this buffer, then into the lines.
+    let mut token = String::with_capacity(16);
     // Black's move needs its number (`N...`) when nothing before it in the
     // movetext says which move it belongs to: at the start and after a comment.
     let mut need_number = true;
     for m in &game.moves {
-        // The SAN straight into a token of its size, not through `Display`
-        // (character by character into a growing string).
-        let mut token = String::with_capacity(16);
+        token.clear();
         match turn {
             Color::White => {
                 let _ = write!(token, "{number}. ");
@@ -162,15 +164,18 @@ fn movetext_tokens(game: &PgnGame) -> Vec<String> {
             }
             Color::Black => {}
         }
+        // The SAN straight into the token, not through `Display`.
         m.san.append_to_string(&mut token);
-        tokens.push(token);
+        lines.token(&token);
         need_number = false;
         if let Some(clock) = m.clock {
-            tokens.push(format!("{{[%clk {}]}}", format_clock(clock)));
+            token.clear();
+            let _ = write!(token, "{{[%clk {}]}}", format_clock(clock));
+            lines.token(&token);
             need_number = true;
         }
         if let Some(comment) = &m.comment {
-            need_number |= push_comment(&mut tokens, comment);
+            need_number |= push_comment(lines, comment);
         }
         if turn == Color::Black {
             number = number.saturating_add(1);
@@ -178,15 +183,14 @@ fn movetext_tokens(game: &PgnGame) -> Vec<String> {
         turn = !turn;
     }
     if let Some(comment) = &game.final_comment {
-        push_comment(&mut tokens, comment);
+        push_comment(lines, comment);
     }
-    tokens.push(game.result_text().to_owned());
-    tokens
+    lines.token(game.result_text());
 }
 
-/// Appends a `{comment}` word by word, so that it can be wrapped. Returns
+/// Writes a `{comment}` word by word, so that it can be wrapped. Returns
 /// whether a comment was written (an empty one is left out).
-fn push_comment(tokens: &mut Vec<String>, comment: &str) -> bool {
+fn push_comment(lines: &mut Lines, comment: &str) -> bool {
     // A `}` would end the comment early and turn the rest into movetext;
     // line breaks and other control characters become plain spaces so that
     // wrapping alone decides where lines end.
@@ -202,8 +206,9 @@ fn push_comment(tokens: &mut Vec<String>, comment: &str) -> bool {
     let Some(last) = words.len().checked_sub(1) else {
         return false;
     };
+    let mut token = String::new();
     for (i, word) in words.iter().enumerate() {
-        let mut token = String::with_capacity(word.len() + 2);
+        token.clear();
         if i == 0 {
             token.push('{');
         }
@@ -211,33 +216,36 @@ fn push_comment(tokens: &mut Vec<String>, comment: &str) -> bool {
         if i == last {
             token.push('}');
         }
-        tokens.push(token);
+        lines.token(&token);
     }
     true
 }
 
-/// Joins tokens with spaces into lines of at most [`MAX_LINE`] columns (a
-/// token longer than that gets a line of its own), ending with a line break.
-fn wrap(tokens: &[String]) -> String {
-    // Each token and the space or line break after it.
-    let mut out = String::with_capacity(tokens.iter().map(|t| t.len() + 1).sum());
-    let mut column = 0;
-    for token in tokens {
+/// Tokens joined with spaces into lines of at most [`MAX_LINE`] columns (a
+/// token longer than that gets a line of its own), written as they come
+/// (issue 38: a string per token, collected and then joined, was most of
+/// writing a game's PGN).
+struct Lines {
+    out: String,
+    /// Columns used on the current line.
+    column: usize,
+}
+
+impl Lines {
+    fn token(&mut self, token: &str) {
         let width = token.chars().count();
-        if column > 0 {
-            if column + 1 + width > MAX_LINE {
-                out.push('\n');
-                column = 0;
+        if self.column > 0 {
+            if self.column + 1 + width > MAX_LINE {
+                self.out.push('\n');
+                self.column = 0;
             } else {
-                out.push(' ');
-                column += 1;
+                self.out.push(' ');
+                self.column += 1;
             }
         }
-        out.push_str(token);
-        column += width;
+        self.out.push_str(token);
+        self.column += width;
     }
-    out.push('\n');
-    out
 }
 
 /// A game read from a PGN file.

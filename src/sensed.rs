@@ -20,6 +20,9 @@ pub struct SensedBoard {
     identities: Board,
     last_place: [u64; 64],
     last_lift: [u64; 64],
+    /// Per square, the later of `last_place` and `last_lift`: what
+    /// [`SensedBoard::touched_since`] scans (one word per square, not two).
+    last_touch: [u64; 64],
     /// The stamps each square had before its last lift, so that a blip can
     /// be taken back.
     before_lift: [(u64, u64); 64],
@@ -38,6 +41,9 @@ pub struct SensedBoard {
     /// dragged over an empty square reads the same, so it is weighed
     /// later, never read as a touch (0: none).
     flicker: [u64; 64],
+    /// Changed by every method that takes `&mut self` (see
+    /// [`SensedBoard::revision`]).
+    revision: crate::revision::Revision,
 }
 
 /// The pieces of `board` as words: each role's squares, then White's
@@ -64,12 +70,14 @@ impl SensedBoard {
             identities: Board::empty(),
             last_place: [0; 64],
             last_lift: [0; 64],
+            last_touch: [0; 64],
             before_lift: [(0, 0); 64],
             before_place: [(0, 0); 64],
             unseen: Bitboard::EMPTY,
             unseen_at: 0,
             touched_memo: Cell::new(None),
             flicker: [0; 64],
+            revision: crate::revision::Revision::new(),
         }
     }
 
@@ -85,9 +93,11 @@ impl SensedBoard {
 
     /// A piece left `sq`. Returns whether anything changed.
     pub fn lift(&mut self, sq: Square, seq: u64) -> bool {
+        self.revision.changed();
         let i = sq.to_usize();
         self.before_lift[i] = (self.last_place[i], self.last_lift[i]);
         self.last_lift[i] = seq;
+        self.last_touch[i] = self.last_place[i].max(seq);
         self.stamped(sq, seq);
         let changed = self.occupied.contains(sq);
         self.occupied.discard(sq);
@@ -99,9 +109,11 @@ impl SensedBoard {
 
     /// A piece was put on `sq`. Returns whether anything changed.
     pub fn place(&mut self, sq: Square, piece: Option<Piece>, seq: u64) -> bool {
+        self.revision.changed();
         let i = sq.to_usize();
         self.before_place[i] = (self.last_place[i], self.last_lift[i]);
         self.last_place[i] = seq;
+        self.last_touch[i] = self.last_lift[i].max(seq);
         self.stamped(sq, seq);
         let changed =
             !self.occupied.contains(sq) || (piece.is_some() && self.piece_at(sq) != piece);
@@ -134,8 +146,10 @@ impl SensedBoard {
     /// nor the place is evidence of anything (a touch, a capture), so both
     /// are forgotten as touches.
     pub fn forget_blip(&mut self, sq: Square) {
+        self.revision.changed();
         let i = sq.to_usize();
         (self.last_place[i], self.last_lift[i]) = self.before_lift[i];
+        self.last_touch[i] = self.last_place[i].max(self.last_lift[i]);
         self.touched_memo.set(None);
     }
 
@@ -144,9 +158,11 @@ impl SensedBoard {
     /// a piece down and lifts it within the settle time). Neither the place
     /// nor the lift is evidence of anything.
     pub fn forget_phantom(&mut self, sq: Square) {
+        self.revision.changed();
         let i = sq.to_usize();
         self.flicker[i] = self.last_lift[i];
         (self.last_place[i], self.last_lift[i]) = self.before_place[i];
+        self.last_touch[i] = self.last_place[i].max(self.last_lift[i]);
         self.touched_memo.set(None);
     }
 
@@ -169,6 +185,7 @@ impl SensedBoard {
         for sq in squares & self.occupied {
             let i = sq.to_usize();
             seen.last_place[i] = seen.last_place[i].max(seq);
+            seen.last_touch[i] = seen.last_touch[i].max(seq);
         }
         seen.touched_memo.set(None);
         seen.unseen = squares & self.occupied;
@@ -179,6 +196,7 @@ impl SensedBoard {
     /// Applies a full scan; squares whose reading changed count as touched.
     /// Returns whether anything changed.
     pub fn apply_scan(&mut self, scan: &Scan, seq: u64) -> bool {
+        self.revision.changed();
         let mut changed = false;
         for sq in Square::ALL {
             match scan.get(sq) {
@@ -226,8 +244,7 @@ impl SensedBoard {
         // Bit by bit (bit i is square i), with no branch per square.
         let mut touched = 0u64;
         for i in 0..64 {
-            let hit = (self.last_lift[i] > since) | (self.last_place[i] > since);
-            touched |= u64::from(hit) << i;
+            touched |= u64::from(self.last_touch[i] > since) << i;
         }
         let touched = Bitboard(touched);
         self.touched_memo.set(Some((since, touched)));
@@ -296,6 +313,13 @@ impl SensedBoard {
         words
     }
 
+    /// Which state of the sensors this is: two equal looks report the same
+    /// [`SensedBoard::reported`] (every method that takes `&mut self`
+    /// changes the revision).
+    pub(crate) fn revision(&self) -> crate::revision::Seen {
+        self.revision.seen()
+    }
+
     /// Whether the board named the piece on every occupied square (a board
     /// that identifies pieces).
     pub fn identifies_all(&self) -> bool {
@@ -319,6 +343,42 @@ impl SensedBoard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 38: the squares touched since an event, scanned from each
+    /// square's latest stamp, are those whose last lift or last place came
+    /// after it, through lifts, places, blips and phantoms forgotten, and
+    /// an outage's unseen changes.
+    #[test]
+    fn touched_since_is_the_later_of_lift_and_place() {
+        let mut s = SensedBoard::showing(&Board::default());
+        let pawn = Piece::from_char('P');
+        let mut state = 7u64;
+        for seq in 1..400u64 {
+            // A small deterministic generator: any square, any kind of event.
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let sq = Square::new(((state >> 33) % 64) as u32);
+            match (state >> 40) % 5 {
+                0 => _ = s.lift(sq, seq),
+                1 => _ = s.place(sq, pawn, seq),
+                2 => s.forget_blip(sq),
+                3 => s.forget_phantom(sq),
+                _ => s = s.changed_unseen(Bitboard::from(sq), seq),
+            }
+            for since in [0, seq / 2, seq.saturating_sub(3), seq] {
+                let expected: Bitboard = Square::ALL
+                    .into_iter()
+                    .filter(|sq| s.last_lift(*sq) > since || s.last_place(*sq) > since)
+                    .collect();
+                assert_eq!(
+                    s.touched_since(since),
+                    expected,
+                    "event {seq}, since {since}"
+                );
+            }
+        }
+    }
 
     /// Issue 38: the identities compared as bitboards give, square by
     /// square, what comparing each reported piece with the board's does.

@@ -37,6 +37,36 @@ pub(super) struct Guard {
     stopped: bool,
     /// The arbiter was told (or had been by the engine).
     told: bool,
+    /// What the last step read of the board against the record, and what
+    /// it was read from.
+    seen: Option<(Seen, Standing)>,
+}
+
+/// Everything [`Engine::standing`] reads: the game's record (its revision
+/// covers the position, the last move and whether the game is over), the
+/// sensors (their revision covers occupancy and identities), whether the
+/// player to move pressed, whether the board scans, and whether the input
+/// ended.
+/// Equal, the standing is the same: a step after which only the time moved
+/// (most steps at the start of [`Engine::push`]) reads nothing again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    game: crate::revision::Seen,
+    sensors: crate::revision::Seen,
+    pressed: bool,
+    scanned: bool,
+    ended: bool,
+}
+
+/// How the board stands against the record's position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    /// It shows it, or a hand at work on a move from it.
+    InStep,
+    /// The game is over, or the board shows one legal move made.
+    Excused,
+    /// Anything else: the record may have stopped following the board.
+    Differs,
 }
 
 impl Engine {
@@ -92,28 +122,37 @@ impl Engine {
         }
         let game = self.game();
         let pos = game.position();
-        // A hand at work excuses the board's difference only while the
-        // player to move has not pressed: his press completed his move
-        // (Art. 6.2.1), so a piece of his off the board is no move under
-        // way any more, however the record got there.
-        let pressed = self.clock.pending_press[pos.turn()] || self.clock.presses_ahead > 0;
-        if self.sensed.shows_position(pos)
-            || !pressed && (in_progress(pos, &self.sensed) || self.half_castling())
-        {
-            // In step again (or a hand at work): whatever was stopped goes on.
-            self.guard.since = None;
-            self.guard.stopped = false;
-            self.guard.told = false;
-            return;
+        let seen = Seen {
+            game: game.revision(),
+            sensors: self.sensed.revision(),
+            pressed: self.clock.pending_press[pos.turn()] || self.clock.presses_ahead > 0,
+            scanned: self.scanned,
+            ended,
+        };
+        let standing = match self.guard.seen {
+            Some((before, standing)) if before == seen => standing,
+            _ => {
+                let standing = self.standing(seen.pressed, ended);
+                self.guard.seen = Some((seen, standing));
+                standing
+            }
+        };
+        match standing {
+            Standing::InStep => {
+                // In step again (or a hand at work): whatever was stopped
+                // goes on.
+                self.guard.since = None;
+                self.guard.stopped = false;
+                self.guard.told = false;
+                return;
+            }
+            Standing::Excused => {
+                self.guard.since = None;
+                return;
+            }
+            Standing::Differs => {}
         }
-        if game.is_over() || !ended && one_move_on(pos, &self.sensed) {
-            // The pieces are set up again: no move is to be followed. Or the
-            // board shows one legal move made, which the record is about to
-            // take (the reading rules wait for its completion or the next
-            // scan); two moves on, or the input ended, it is stopped.
-            self.guard.since = None;
-            return;
-        }
+        let game = self.game();
         let now = self.now;
         let alerts = game.alerts.len();
         let (since, alerts_then) = *self.guard.since.get_or_insert((now, alerts));
@@ -143,6 +182,30 @@ impl Engine {
         });
         if !told {
             self.alert_stopped(since, ended);
+        }
+    }
+
+    /// How the board stands against the record's position; `pressed`: the
+    /// player to move pressed his clock.
+    fn standing(&self, pressed: bool, ended: bool) -> Standing {
+        let game = self.game();
+        let pos = game.position();
+        // A hand at work excuses the board's difference only while the
+        // player to move has not pressed: his press completed his move
+        // (Art. 6.2.1), so a piece of his off the board is no move under
+        // way any more, however the record got there.
+        if self.sensed.shows_position(pos)
+            || !pressed && (in_progress(pos, &self.sensed) || self.half_castling())
+        {
+            Standing::InStep
+        } else if game.is_over() || !ended && one_move_on(pos, &self.sensed) {
+            // The pieces are set up again: no move is to be followed. Or the
+            // board shows one legal move made, which the record is about to
+            // take (the reading rules wait for its completion or the next
+            // scan); two moves on, or the input ended, it is stopped.
+            Standing::Excused
+        } else {
+            Standing::Differs
         }
     }
 
