@@ -13,7 +13,7 @@ use super::{
 use crate::{
     alert::AlertKind,
     matcher::{move_squares, occupancy_after},
-    resync::SyncState,
+    resync::{Limits, SyncState},
 };
 
 /// The longest sequence recorded from one snapshot of a board that only
@@ -344,8 +344,36 @@ impl Engine {
         }
     }
 
+    /// The listed lines went on in more ways than the tracker's budget
+    /// follows (`wanted` lines): rather than grow without end (each scan
+    /// multiplying the lines by the moves nobody saw), the board is lost
+    /// and the arbiter told; the record stops at the last certain move, and
+    /// later states are read from it afresh, or the arbiter corrects it.
+    fn cannot_follow(&mut self, wanted: usize) {
+        let listed = self.hypotheses.lines.len();
+        self.hypotheses.clear();
+        self.hypotheses.state = SyncState::Lost;
+        self.passed = None;
+        self.behind = true;
+        let game = self.game();
+        let at_move = match game.moves().last() {
+            Some(m) => format!("after {} (half-move {})", m.san, game.ply()),
+            None => "before the first move".to_owned(),
+        };
+        let message = format!(
+            "the board went on from the {listed} sequences of moves listed in {wanted} ways, more than eboard follows at once ({}): eboard has lost this board until the record catches up or is corrected; the record stops {at_move} with {} to move. Check the board against the scoresheets and correct the record",
+            Limits::default().max_candidates,
+            crate::event::side_name(game.position().turn()),
+        );
+        self.alert(AlertKind::RecordStopped, None, message, None);
+    }
+
     pub(super) fn ambiguous(&mut self, lines: Vec<Vec<Move>>, more: bool) {
         if self.hypotheses.state == SyncState::Ambiguous && self.hypotheses.lines == lines {
+            return;
+        }
+        if !follows_within_budget(&self.hypotheses, &lines) {
+            self.cannot_follow(lines.len());
             return;
         }
         let lagged = if self.hypotheses.state == SyncState::Ambiguous {
@@ -388,6 +416,18 @@ impl Engine {
         );
         self.alert(AlertKind::OutOfSync, None, message, None);
     }
+}
+
+/// Whether listing `lines` keeps the tracker within its budget
+/// (docs/design/reconstruction.md, the tracker and its budget): the
+/// lines listed are the hypotheses, a set bounded as the search's answer
+/// is ([`Limits::max_candidates`]), so that following them on costs at most
+/// that many searches of one observation's reach. Only lines followed on
+/// from lines already listed are held to it: the search's own answer is
+/// bounded by the search.
+fn follows_within_budget(listed: &Hypotheses, lines: &[Vec<Move>]) -> bool {
+    let followed = listed.state == SyncState::Ambiguous && !listed.lines.is_empty();
+    !followed || lines.len() <= Limits::default().max_candidates
 }
 
 /// Whether `line`, played from `pos`, leaves the squares a dump showed
@@ -454,6 +494,29 @@ mod tests {
             "{message}"
         );
         assert!(message.ends_with("until the board or the arbiter confirms it"));
+    }
+
+    #[test]
+    fn lines_followed_past_the_budget_lose_the_board_rather_than_grow() {
+        let mut e = Engine::default();
+        let moves: Vec<Move> = Chess::default().legal_moves().into_iter().collect();
+        let lines = |k: usize| moves[..k].iter().map(|&m| vec![m]).collect::<Vec<_>>();
+        let most = Limits::default().max_candidates;
+        // A search's own answer is bounded by the search.
+        e.ambiguous(lines(most + 1), false);
+        assert_eq!(e.sync_state(), SyncState::Ambiguous);
+        e.ambiguous(lines(2), false);
+        // Followed on within the budget: listed.
+        e.ambiguous(lines(most), false);
+        assert_eq!(e.sync_state(), SyncState::Ambiguous);
+        assert_eq!(e.candidates().len(), most);
+        // One more than the budget follows: lost, the arbiter told.
+        e.ambiguous(lines(most + 1), false);
+        assert_eq!(e.sync_state(), SyncState::Lost);
+        assert!(e.candidates().is_empty());
+        let last = e.game().alerts.last().unwrap();
+        assert_eq!(last.kind, AlertKind::RecordStopped);
+        assert!(last.message.contains("in 17 ways"), "{}", last.message);
     }
 
     #[test]
