@@ -287,12 +287,16 @@ impl Engine {
             // The snapshots since the record's position must have shown
             // that move, then the hand (not a king that stood elsewhere).
             if let Some(m) = progress::move_then_in_progress(game.position(), &self.sensed)
-                && self.snapshots.allow_then_hand(
-                    game.position(),
-                    &[m],
-                    game.basis(game.ply()),
-                    shakmaty::Bitboard::EMPTY,
-                )
+                && self
+                    .snapshots
+                    .cost(
+                        game.position(),
+                        &[m],
+                        game.basis(game.ply()),
+                        shakmaty::Bitboard::EMPTY,
+                        true,
+                    )
+                    .is_some()
             {
                 // Not while listed candidates say otherwise: the board may
                 // be further on than this one move.

@@ -8,6 +8,8 @@
 //! legal moves. When several different moves explain the state, the engine
 //! waits for more events rather than guess.
 
+use std::cmp::Ordering;
+
 use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square};
 
 use super::{
@@ -261,7 +263,7 @@ fn read_occupancy_snapshot(
                 since,
                 settling,
             };
-            let mut reading = lines.read(pressed, hands);
+            let (mut reading, in_two_places) = lines.read_costed(pressed, hands);
             // A square one scan alone showed changed may have been a blip
             // (a 5-60 ms flicker that scan caught), if nothing explains the
             // board with it: not if a capture there was possible on the
@@ -276,17 +278,37 @@ fn read_occupancy_snapshot(
             // scanned with d4 empty between is a blip, d4 is not. The
             // capture must fit the scan that caught the square empty (see
             // `capturable`).
+            // Lines that need a scan to have caught a piece in two places
+            // cost a blip too: they are weighed against the scans read
+            // with one scan's odd squares taken for blips.
             let repaired;
-            if reading == ScanReading::None
+            if (reading == ScanReading::None || in_two_places > 0)
                 && moment.candidates.is_empty()
-                && let Some((odd, second)) = read_past_blips(&lines, pressed, hands)
+                && let Some((odd, blips, second)) = read_past_blips(&lines, pressed, hands)
+                && second != reading
             {
-                repaired = odd;
-                reading = second;
-                lines = SnapshotLines {
-                    snapshots: &repaired,
+                let again = SnapshotLines {
+                    snapshots: &odd,
                     ..lines
                 };
+                let raw_cheaper = reading != ScanReading::None
+                    && match weigh_blips(
+                        &lines,
+                        (&reading, in_two_places),
+                        &again,
+                        (&second, blips),
+                    ) {
+                        Ordering::Equal => return Some(Reading::Wait),
+                        cheaper => cheaper == Ordering::Less,
+                    };
+                if !raw_cheaper {
+                    repaired = odd;
+                    reading = second;
+                    lines = SnapshotLines {
+                        snapshots: &repaired,
+                        ..lines
+                    };
+                }
             }
             if reading == ScanReading::None
                 && moment.candidates.is_empty()
@@ -512,7 +534,7 @@ fn read_past_blips(
     lines: &SnapshotLines<'_>,
     pressed: usize,
     hands: bool,
-) -> Option<(Snapshots, ScanReading)> {
+) -> Option<(Snapshots, usize, ScanReading)> {
     let pos = lines.pos;
     let mut squares = Bitboard::FULL;
     while let Some(odd) =
@@ -545,11 +567,41 @@ fn read_past_blips(
             .map(|line| capturable(pos, line, &odd, whole))
             .fold(Bitboard::EMPTY, |all, on| all | on);
         if captured.is_empty() {
-            return Some((odd.repaired, second));
+            let blips = BLIP * (odd.empties | odd.fills).count();
+            return Some((odd.repaired, blips, second));
         }
         squares &= !captured;
     }
     None
+}
+
+/// Which of two readings of the scans is the cheaper, each with what its
+/// blips cost: lines that need a scan to have caught a piece in two places
+/// (`raw`), against the scans with one scan's odd squares taken for blips
+/// (`repaired`). Each pays its blips, then 2 per ply no scan showed and 1
+/// per scan read as a hand at work (the cost table); `Less` when `raw` is
+/// cheaper beyond the margin, `Equal` within it, or when either reads no
+/// moves: the next scan tells.
+fn weigh_blips(
+    raw: &SnapshotLines<'_>,
+    (raw_read, raw_blips): (&ScanReading, usize),
+    repaired: &SnapshotLines<'_>,
+    (repaired_read, repaired_blips): (&ScanReading, usize),
+) -> Ordering {
+    let cost = |lines: &SnapshotLines<'_>, reading: &ScanReading, blips: usize| match reading {
+        ScanReading::Moves(moves) => {
+            Some(blips + story_cost(lines.snapshots, lines.pos, moves, lines.since))
+        }
+        _ => None,
+    };
+    match (
+        cost(raw, raw_read, raw_blips),
+        cost(repaired, repaired_read, repaired_blips),
+    ) {
+        (Some(a), Some(b)) if a + MARGIN < b => Ordering::Less,
+        (Some(a), Some(b)) if b + MARGIN < a => Ordering::Greater,
+        _ => Ordering::Equal,
+    }
 }
 
 /// Whether other moves than `moves` (read from the snapshots since the

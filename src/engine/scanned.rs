@@ -11,6 +11,7 @@
 
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
+use super::cost::MARGIN;
 use super::progress::{hand_in_progress, in_progress};
 use super::scan_slide::slide_caught;
 use super::snapshots::Snapshots;
@@ -142,8 +143,15 @@ impl SnapshotLines<'_> {
     /// leave a move in progress count too. Only the moves they all begin
     /// with are certain. `pressed` and `hands` as in [`read_scan`].
     pub(super) fn read(&self, pressed: usize, hands: bool) -> ScanReading {
-        let (exact, hand) = self.lines(&[], pressed, hands);
-        conclude(exact, &hand)
+        self.read_costed(pressed, hands).0
+    }
+
+    /// As [`Self::read`], with what the lines read cost (see
+    /// [`Self::costed_lines`]; `usize::MAX` when none is read): more than
+    /// none when every line needs a scan to have caught a blip.
+    pub(super) fn read_costed(&self, pressed: usize, hands: bool) -> (ScanReading, usize) {
+        let (exact, hand, cost) = self.costed_lines(&[], pressed, hands);
+        (conclude(exact, &hand), cost)
     }
 
     /// The lines from the record's position that explain the snapshot: the
@@ -285,6 +293,21 @@ impl SnapshotLines<'_> {
         pressed: usize,
         hands: bool,
     ) -> (Vec<Vec<Move>>, Vec<Vec<Move>>) {
+        let (exact, hand, _) = self.costed_lines(prefix, pressed, hands);
+        (exact, hand)
+    }
+
+    /// As [`Self::lines`], weighed by what the snapshots make each line
+    /// cost ([`Snapshots::cost`]: a scan that caught a piece in two places
+    /// is a blip): those within the margin of the cheapest survive, and
+    /// that cost. A line needing a blip never survives beside one that
+    /// needs none, a hand at work included.
+    fn costed_lines(
+        &self,
+        prefix: &[Move],
+        pressed: usize,
+        hands: bool,
+    ) -> (Vec<Vec<Move>>, Vec<Vec<Move>>, usize) {
         let (pos, sensed, snapshots) = (self.pos, self.sensed, self.snapshots);
         let (since, settling) = (self.since, self.settling);
         let mut from = pos.clone();
@@ -295,38 +318,43 @@ impl SnapshotLines<'_> {
         let before = from.board().occupied().count();
         let after = sensed.occupied().count();
         let mut exact: Vec<Vec<Move>> = Vec::new();
-        let mut fewest = usize::MAX;
+        // The cheapest lines so far: their cost, then their square changes.
+        let mut best = (usize::MAX, usize::MAX);
         if !prefix.is_empty()
             && sensed.occupied() == from.board().occupied()
-            && snapshots.allow(pos, prefix, since, settling)
+            && let Some(cost) = snapshots.cost(pos, prefix, since, settling, false)
         {
             // The candidate itself, the board still there.
             exact.push(prefix.to_vec());
-            fewest = 0;
+            best = (cost, 0);
         }
         for plies in 1..=MAX_PLIES {
             // Each move changes at least two squares: longer lines can no
-            // longer need as few changes.
-            if after > before || 2 * plies > fewest {
+            // longer need as few changes, nor cost less than none.
+            if after > before || (best.0 == 0 && 2 * plies > best.1) {
                 break;
             }
             if before - after > plies {
                 continue;
             }
-            for line in exact_lines_of(&from, sensed, plies)
-                .into_iter()
-                .filter(|line| snapshots.allow(pos, &whole(line), since, settling))
+            for (line, cost) in
+                exact_lines_of(&from, sensed, plies)
+                    .into_iter()
+                    .filter_map(|line| {
+                        let cost = snapshots.cost(pos, &whole(&line), since, settling, false)?;
+                        Some((line, cost))
+                    })
             {
                 // Lines are tried shortest first: between as many changes,
                 // fewer moves win (castling over the king and the rook
                 // moved one after the other, with an opponent's move
                 // between).
-                let changes = square_changes(&line);
-                if changes < fewest {
-                    fewest = changes;
+                let key = (cost, square_changes(&line));
+                if key < best {
+                    best = key;
                     exact.clear();
                 }
-                if changes == fewest
+                if key == best
                     && exact
                         .first()
                         .is_none_or(|first| first.len() == prefix.len() + plies)
@@ -335,9 +363,9 @@ impl SnapshotLines<'_> {
                 }
             }
         }
-        let exact = distinct(exact);
+        let mut exact = distinct(exact);
         if !hands {
-            return (exact, Vec::new());
+            return (exact, Vec::new(), best.0);
         }
         let shortest = exact.iter().map(|line| line.len() - prefix.len()).min();
         let pressed = pressed.saturating_sub(prefix.len());
@@ -349,8 +377,23 @@ impl SnapshotLines<'_> {
         for line in &exact {
             hand.extend(moved_then_taken(pos, sensed, line));
         }
-        hand.retain(|line| snapshots.allow_then_hand(pos, line, since, settling));
-        (exact, hand)
+        let hand: Vec<(Vec<Move>, usize)> = hand
+            .into_iter()
+            .filter_map(|line| {
+                let cost = snapshots.cost(pos, &line, since, settling, true)?;
+                Some((line, cost))
+            })
+            .collect();
+        let cheapest = hand.iter().map(|(_, cost)| *cost).fold(best.0, usize::min);
+        if best.0 > cheapest.saturating_add(MARGIN) {
+            exact.clear();
+        }
+        let hand = hand
+            .into_iter()
+            .filter(|(_, cost)| *cost <= cheapest.saturating_add(MARGIN))
+            .map(|(line, _)| line)
+            .collect();
+        (exact, hand, cheapest)
     }
 }
 

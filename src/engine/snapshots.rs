@@ -9,6 +9,7 @@ mod shown;
 
 use shakmaty::{Bitboard, Board, Chess, Move, Piece, Position, Square};
 
+use super::cost::BLIP;
 use crate::matcher::{move_squares, occupancy_after};
 
 /// The most snapshots kept: more than a record ever lags behind the board.
@@ -109,9 +110,52 @@ impl Snapshots {
     /// is a position of the line, or one with the next move in progress
     /// (the squares that move changes read anyhow). A snapshot before
     /// `since`, or square reports in between, leave the line unchecked.
+    /// The line may need a scan to have caught a piece in two places (see
+    /// [`Snapshots::cost`]).
     pub fn allow(&self, pos: &Chess, line: &[Move], since: u64, settling: Bitboard) -> bool {
+        self.cost(pos, line, since, settling, false).is_some()
+    }
+
+    /// What the snapshots after `since` make `line` (played from `pos`)
+    /// cost, if it passes through them as [`Snapshots::allow`] reads them:
+    /// a piece is in one place at a time, so a scan showing more of a
+    /// move's squares full than the move has pieces (the queen caught on
+    /// b3 and on b6 at once, for Qb6) caught a blip, 3 for each square too
+    /// many, as any blip (the cost table). The cheapest way through the
+    /// scans counts.
+    ///
+    /// With `then_hand`, the line is followed by a move in progress: the
+    /// last snapshots may show the hand at work, where pieces only leave
+    /// the board (a piece put down on a square seen empty before is a move
+    /// made).
+    pub fn cost(
+        &self,
+        pos: &Chess,
+        line: &[Move],
+        since: u64,
+        settling: Bitboard,
+        then_hand: bool,
+    ) -> Option<usize> {
         let shown = self.after(since);
-        passes(&states(pos, line, settling), &shown)
+        let states = states(pos, line, settling);
+        if !then_hand {
+            return in_two_places(&states, &shown).map(|n| BLIP * n);
+        }
+        let end = states[states.len() - 1].occupied;
+        if shown.last().is_some_and(|last| !last.is_subset(end)) {
+            // A hand that filled a square: castling half done. Nothing
+            // here says when it began.
+            return Some(0);
+        }
+        // The longest run of snapshots at the end that a hand explains.
+        let mut start = shown.len();
+        while start > 0
+            && shown[start - 1].is_subset(end)
+            && (start == shown.len() || shown[start].is_subset(shown[start - 1]))
+        {
+            start -= 1;
+        }
+        in_two_places(&states, &shown[..start]).map(|n| BLIP * n)
     }
 
     /// The last snapshot: its event and what it showed.
@@ -299,36 +343,6 @@ impl Snapshots {
         pinned_in(&self.after(since), pos, line, settling)
     }
 
-    /// Whether `line`, played from `pos` (shown by event `since`), then a
-    /// move in progress, passes through the snapshots: the last ones may
-    /// show the hand at work, where pieces only leave the board (a piece
-    /// put down on a square seen empty before is a move made).
-    pub fn allow_then_hand(
-        &self,
-        pos: &Chess,
-        line: &[Move],
-        since: u64,
-        settling: Bitboard,
-    ) -> bool {
-        let shown = self.after(since);
-        let states = states(pos, line, settling);
-        let (end, _) = states[states.len() - 1];
-        if shown.last().is_some_and(|last| !last.is_subset(end)) {
-            // A hand that filled a square: castling half done. Nothing
-            // here says when it began.
-            return true;
-        }
-        // The longest run of snapshots at the end that a hand explains.
-        let mut start = shown.len();
-        while start > 0
-            && shown[start - 1].is_subset(end)
-            && (start == shown.len() || shown[start].is_subset(shown[start - 1]))
-        {
-            start -= 1;
-        }
-        passes(&states, &shown[..start])
-    }
-
     /// The snapshots after event `since`, oldest first.
     fn after(&self, since: u64) -> Vec<Bitboard> {
         self.list
@@ -357,54 +371,102 @@ fn pinned_in(
                 (earliest[j]..=latest[j])
                     .rev()
                     .find(|&i| lifting(states[i], shown[j]))
-                    .map(|i| (i, shown[j] == states[i].0))
+                    .map(|i| (i, shown[j] == states[i].occupied))
             })
             .collect(),
     )
 }
 
+/// One position of a line as a snapshot may catch it: its occupancy, the
+/// squares the next move changes, and how many pieces stand on them while
+/// that move is made.
+#[derive(Debug, Clone, Copy)]
+struct State {
+    occupied: Bitboard,
+    /// The squares the next move changes (read anyhow while it is made).
+    moving: Bitboard,
+    /// The most of `moving` a snapshot can show full with no blip: a piece
+    /// is in one place at a time, so a move being made shows no more of
+    /// its squares full than it has pieces; a promotion's new piece may be
+    /// put down before the pawn is taken off, and the squares of the move
+    /// before (`settling`) read anyhow.
+    pieces: usize,
+}
+
 /// The occupancies of `line`'s positions from `pos`, each with the squares
 /// the next move changes (in `pos`, also `settling`: the squares of the
 /// move that led to it, which may not be over yet).
-fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<(Bitboard, Bitboard)> {
+fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
     let mut states = Vec::with_capacity(line.len() + 1);
     let mut occupied = pos.board().occupied();
     let mut turn = pos.turn();
     let mut moving = settling;
     for &m in line {
-        states.push((occupied, moving | move_squares(m, turn)));
+        let squares = move_squares(m, turn);
+        states.push(State {
+            occupied,
+            moving: moving | squares,
+            pieces: (occupied & squares).count()
+                + usize::from(m.is_promotion())
+                + (moving & !squares).count(),
+        });
         occupied = occupancy_after(occupied, m, turn);
         turn = !turn;
         moving = Bitboard::EMPTY;
     }
-    states.push((occupied, moving));
+    states.push(State {
+        occupied,
+        moving,
+        pieces: moving.count(),
+    });
     states
 }
 
-/// Whether the snapshots `shown` are, in order, positions of `states` or
-/// positions with the next move in progress (the squares it changes read
-/// anyhow).
-fn passes(states: &[(Bitboard, Bitboard)], shown: &[Bitboard]) -> bool {
-    earliest(states, shown).is_some()
+/// Whether the state `state` (with the squares of its next move read
+/// anyhow) can be what a snapshot `shown`.
+fn can_show(state: State, shown: Bitboard) -> bool {
+    (state.occupied ^ shown) & !state.moving == Bitboard::EMPTY
 }
 
-/// Whether the state `state` (with the squares `moving` read anyhow) can
-/// be what a snapshot `shown`.
-fn can_show((state, moving): (Bitboard, Bitboard), shown: Bitboard) -> bool {
-    (state ^ shown) & !moving == Bitboard::EMPTY
+/// How many squares a snapshot `shown` of `state` shows full beyond the
+/// pieces its next move has: each one a piece in two places, a blip.
+fn two_places(state: State, shown: Bitboard) -> usize {
+    (shown & state.moving).count().saturating_sub(state.pieces)
+}
+
+/// The fewest squares shown in two places (see [`two_places`]) over the
+/// snapshots `shown` when they pass, in order, through `states`: each a
+/// position of the line or one with the next move in progress (the
+/// squares it changes read anyhow); `None` if they do not.
+fn in_two_places(states: &[State], shown: &[Bitboard]) -> Option<usize> {
+    // The fewest so far with the last snapshot at each state.
+    let mut best: Vec<Option<usize>> = vec![Some(0); states.len()];
+    for &shown in shown {
+        let mut before: Option<usize> = None;
+        for (i, state) in states.iter().enumerate() {
+            before = match (before, best[i]) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            best[i] = before
+                .filter(|_| can_show(*state, shown))
+                .map(|n| n + two_places(*state, shown));
+        }
+    }
+    best.into_iter().flatten().min()
 }
 
 /// Whether a snapshot `shown` is the position `state` itself, or with
 /// pieces of the next move (squares `moving`) lifted and none put down
 /// yet: a hand that only took pieces off, which nothing but that position
 /// explains so closely (a square filled out of turn may be a blip).
-fn lifting((state, moving): (Bitboard, Bitboard), shown: Bitboard) -> bool {
-    shown.is_subset(state) && (state & !shown).is_subset(moving)
+fn lifting(state: State, shown: Bitboard) -> bool {
+    shown.is_subset(state.occupied) && (state.occupied & !shown).is_subset(state.moving)
 }
 
 /// The earliest state of `states` each of `shown` can be, in order, when
-/// they pass through them (see [`passes`]).
-fn earliest(states: &[(Bitboard, Bitboard)], shown: &[Bitboard]) -> Option<Vec<usize>> {
+/// they pass through them (see [`in_two_places`]).
+fn earliest(states: &[State], shown: &[Bitboard]) -> Option<Vec<usize>> {
     let mut at = 0;
     let mut found = Vec::with_capacity(shown.len());
     for &shown in shown {
@@ -420,7 +482,7 @@ fn earliest(states: &[(Bitboard, Bitboard)], shown: &[Bitboard]) -> Option<Vec<u
 
 /// The latest state of `states` each of `shown` can be, in order, the
 /// last one no further than the end of the line.
-fn latest(states: &[(Bitboard, Bitboard)], shown: &[Bitboard]) -> Option<Vec<usize>> {
+fn latest(states: &[State], shown: &[Bitboard]) -> Option<Vec<usize>> {
     let mut bound = states.len() - 1;
     let mut found = vec![0; shown.len()];
     for (j, &shown) in shown.iter().enumerate().rev() {
@@ -818,6 +880,46 @@ mod tests {
         s.push(1, occupancy(&pos, "e4").without(Square::G1));
         s.push(2, occupancy(&pos, "e4 e5 Nf3"));
         assert!(!s.allow(&pos, &line(&pos, "e4 e5 Nf3"), 0, Bitboard::EMPTY));
+    }
+
+    #[test]
+    fn a_scan_of_a_piece_in_two_places_costs_a_blip() {
+        // After 1.e4 e5, the queen caught on h5 with d1 still full is no
+        // instant of 2.Qh5 being made: a piece is in one place at a time,
+        // so the line passes only with a blip there (3).
+        let pos = Chess::default();
+        let before = occupancy(&pos, "e4 e5");
+        let mut start = pos.clone();
+        for m in line(&pos, "e4 e5") {
+            start.play_unchecked(m);
+        }
+        let mut s = Snapshots::default();
+        s.push(1, before.with(Square::H5));
+        s.push(2, occupancy(&pos, "e4 e5 Qh5 Nc6"));
+        let moves = line(&start, "Qh5 Nc6");
+        assert_eq!(
+            s.cost(&start, &moves, 0, Bitboard::EMPTY, false),
+            Some(BLIP)
+        );
+        assert!(s.allow(&start, &moves, 0, Bitboard::EMPTY));
+        // The queen lifted, or already on h5 with d1 empty, costs nothing.
+        s.clear();
+        s.push(1, before.without(Square::D1));
+        s.push(2, occupancy(&pos, "e4 e5 Qh5 Nc6"));
+        assert_eq!(s.cost(&start, &moves, 0, Bitboard::EMPTY, false), Some(0));
+        // A capture has two pieces: both squares full is its position
+        // before, the captured piece still there.
+        let mut start = pos.clone();
+        for m in line(&pos, "e4 d5") {
+            start.play_unchecked(m);
+        }
+        let mut s = Snapshots::default();
+        s.push(1, occupancy(&pos, "e4 d5"));
+        s.push(2, occupancy(&pos, "e4 d5 exd5"));
+        assert_eq!(
+            s.cost(&start, &line(&start, "exd5"), 0, Bitboard::EMPTY, false),
+            Some(0)
+        );
     }
 
     #[test]

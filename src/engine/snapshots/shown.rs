@@ -167,7 +167,7 @@ impl Snapshots {
                 let run = &shown[..n];
                 let (first, last) = (earliest(&states, run)?, latest(&states, run)?);
                 Some(hands(&|j| {
-                    j < n && (first[j]..=last[j]).any(|i| states[i].0 == run[j])
+                    j < n && (first[j]..=last[j]).any(|i| states[i].occupied == run[j])
                 }))
             })
             .min()
