@@ -813,7 +813,9 @@ impl BoardState {
                     // A press completes the move before the clock reports the
                     // mover's time (some 37 ms later): wait for it, at most
                     // 1 s of event time, rather than publish the stale one.
-                    if self.clock.is_some() && !g.is_over() {
+                    // A press the engine held (a blip may span it) comes
+                    // with the report already read: nothing to wait for.
+                    if self.clock.is_some() && !g.is_over() && clock.is_none() {
                         self.awaiting_clock = Some((game, ply, self.last_at + CLOCK_WAIT_MS));
                     }
                     out.push(self.payload(
