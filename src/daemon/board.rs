@@ -813,9 +813,15 @@ impl BoardState {
                     // A press completes the move before the clock reports the
                     // mover's time (some 37 ms later): wait for it, at most
                     // 1 s of event time, rather than publish the stale one.
-                    // A press the engine held (a blip may span it) comes
-                    // with the report already read: nothing to wait for.
-                    if self.clock.is_some() && !g.is_over() && clock.is_none() {
+                    // A press the engine held (a blip may span it) is
+                    // judged after the report that followed it: nothing to
+                    // wait for.
+                    let reported = g
+                        .moves()
+                        .get(ply - 1)
+                        .and_then(|m| m.completed_at)
+                        .is_some_and(|pressed| self.clock_at >= pressed);
+                    if self.clock.is_some() && !g.is_over() && !reported {
                         self.awaiting_clock = Some((game, ply, self.last_at + CLOCK_WAIT_MS));
                     }
                     out.push(self.payload(
