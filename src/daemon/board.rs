@@ -387,6 +387,22 @@ impl BoardState {
     /// derived, perhaps none, and the caller journals a `tick` line at `at`
     /// before publishing them, so that a replay reads the board at the same
     /// moment.
+    /// Whether the move `ply` of `game`, just completed by a press, waits
+    /// for the clock's report: a press completes the move before the clock
+    /// reports the mover's time (some 37 ms later), so it waits, at most
+    /// 1 s of event time, rather than publish the stale one. A press the
+    /// engine held (a blip may span it) is judged after the report that
+    /// followed it: nothing to wait for.
+    fn awaits_clock(&self, game: usize, ply: usize) -> bool {
+        let g = &self.engine.games()[game];
+        let reported = g
+            .moves()
+            .get(ply - 1)
+            .and_then(|m| m.completed_at)
+            .is_some_and(|pressed| self.clock_at >= pressed);
+        self.clock.is_some() && !g.is_over() && !reported
+    }
+
     pub fn tick(&mut self, at: Millis) -> Option<Vec<Payload>> {
         if self.awaiting_clock.is_some_and(|(_, _, due)| due <= at) {
             self.awaiting_clock = None;
@@ -810,18 +826,7 @@ impl BoardState {
                     if game == self.round_game {
                         self.pgn_dirty = true;
                     }
-                    // A press completes the move before the clock reports the
-                    // mover's time (some 37 ms later): wait for it, at most
-                    // 1 s of event time, rather than publish the stale one.
-                    // A press the engine held (a blip may span it) is
-                    // judged after the report that followed it: nothing to
-                    // wait for.
-                    let reported = g
-                        .moves()
-                        .get(ply - 1)
-                        .and_then(|m| m.completed_at)
-                        .is_some_and(|pressed| self.clock_at >= pressed);
-                    if self.clock.is_some() && !g.is_over() && !reported {
+                    if self.awaits_clock(game, ply) {
                         self.awaiting_clock = Some((game, ply, self.last_at + CLOCK_WAIT_MS));
                     }
                     out.push(self.payload(
