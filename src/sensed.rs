@@ -257,12 +257,11 @@ impl SensedBoard {
         self.unseen_at
     }
 
-    /// Whether `sq` read empty before its last place (or was never
-    /// touched): the piece put there filled an empty square, rather than
-    /// replacing another piece.
-    pub fn empty_before_last_place(&self, sq: Square) -> bool {
-        let (placed, lifted) = self.before_place[sq.to_usize()];
-        lifted >= placed
+    /// Whether the latest scan was the first to show the piece on `sq`:
+    /// it was put there since the scan before (a piece caught on its way,
+    /// or put down), not standing there a whole scan period.
+    pub fn first_shown_by_latest_scan(&self, sq: Square) -> bool {
+        self.last_place(sq) == self.scanned_at()
     }
 
     /// The sequence number of the last event that put a piece on `sq`.

@@ -18,13 +18,9 @@ use super::{Engine, Reading};
 use crate::{
     event::Millis,
     matcher::{admits_line, distinct, move_squares, placed_squares},
-    resync::SyncState,
+    resync::{Limits, SyncState},
     sensed::SensedBoard,
 };
-
-/// The most lines followed at once; more wait for the board to narrow
-/// them (a bounded, deterministic set).
-const MOST_LINES: usize = 16;
 
 /// The most moves one settled state may extend a line by: a player's move
 /// and the opponent's reply (a capture never shown on its square is
@@ -109,7 +105,9 @@ impl Engine {
             }
             new
         });
-        if next.len() > MOST_LINES {
+        // The tracker's budget (docs/design/reconstruction.md): more lines
+        // wait for the board to narrow them (a bounded, deterministic set).
+        if next.len() > Limits::default().max_candidates {
             return Follow::Not;
         }
         if let Some(recorded) = self.record_agreed(&next, made_at) {

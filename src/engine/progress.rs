@@ -115,7 +115,7 @@ pub fn move_then_in_progress(pos: &Chess, sensed: &SensedBoard) -> Option<Move> 
     // move made there; the next scan shows where it was put down. Whatever
     // the scan before showed there had gone (the square is empty in `pos`).
     if super::scan_slide::slide_caught(pos, sensed)
-        .is_some_and(|on| sensed.last_place(on) == sensed.scanned_at())
+        .is_some_and(|on| sensed.first_shown_by_latest_scan(on))
     {
         return None;
     }

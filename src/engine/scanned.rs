@@ -749,7 +749,7 @@ fn hand_lines(
                     // The square is empty in `pos`, so a piece the scan
                     // before showed there (another piece crossing it, the
                     // rooks of 33...Re2 34.Rd3 both caught on d2) had gone.
-                    path.len() == pressed || sensed.last_place(on) == sensed.scanned_at()
+                    path.len() == pressed || sensed.first_shown_by_latest_scan(on)
                 }))
     {
         found.push(path.clone());
