@@ -714,6 +714,27 @@ mod tests {
         assert_eq!(e.next_deadline(), None);
     }
 
+    #[test]
+    fn a_press_kept_for_a_blip_is_judged_at_the_next_deadline_with_no_later_event() {
+        // 1.e4 put down 20 ms before White's press: the press waits in
+        // case e4's place was a blip (blip_press.rs). A live reader with no
+        // later event wakes only at `next_deadline`, so the deadline must
+        // come by the settle time of that place, and the press then
+        // completes the move (Art. 6.2.1).
+        let config = EngineConfig::default();
+        let mut e = Engine::new(config);
+        push_all(&mut e, "@1000 lift e2\n@1300 place e4\n@1320 press white\n");
+        assert!(e.clock.blip_press.is_some());
+        let due = e.next_deadline().expect("a deadline for the press kept");
+        assert!(due <= 1300 + config.settle_ms, "{due}");
+        e.advance_to(due);
+        assert!(e.clock.blip_press.is_none());
+        let moves = e.game().moves();
+        assert_eq!(moves.len(), 1);
+        assert_eq!(moves[0].san.to_string(), "e4");
+        assert!(moves[0].completed_at.is_some());
+    }
+
     /// Found by the property test: a rook put on the opponent's king, the
     /// clock pressed, then the opponent moving, made the engine look for
     /// moves in a position without a king, and panic.
