@@ -565,6 +565,16 @@ impl Game {
     }
 }
 
+/// A move's SAN as text (the same text as its `Display`), written straight
+/// into a string of its size: through `Display` it went character by
+/// character into a string that grew twice, for every move recorded and
+/// every move reported.
+pub fn san_text(san: shakmaty::san::SanPlus) -> String {
+    let mut text = String::with_capacity(8);
+    san.append_to_string(&mut text);
+    text
+}
+
 /// The outcome of a win for `winner`.
 pub fn win(winner: Color) -> Outcome {
     Outcome::Known(KnownOutcome::Decisive { winner })

@@ -492,21 +492,16 @@ fn half_of_the_work(games: &[Game]) -> usize {
         .map_or(0, |i| i + 1)
 }
 
-/// A move's SAN as text, written straight into a string of its size
-/// (through `Display` it went character by character into a string that
-/// grew twice).
-fn san_text(san: shakmaty::san::SanPlus) -> String {
-    let mut text = String::with_capacity(8);
-    san.append_to_string(&mut text);
-    text
-}
-
 impl GameReport {
     /// The report of a game.
     pub fn new(game: &Game) -> GameReport {
         let line = GameLine::new(game);
         GameReport {
-            moves: game.moves().iter().map(|m| san_text(m.san)).collect(),
+            moves: game
+                .moves()
+                .iter()
+                .map(|m| crate::game::san_text(m.san))
+                .collect(),
             uci: game.uci_moves(),
             result: line.result,
             termination: line.termination,

@@ -185,7 +185,7 @@ impl Engine {
         self.hypotheses.clear();
         self.game_mut().push_move(m, at, basis);
         let ply = self.game().ply();
-        let san = self.game().moves()[ply - 1].san.to_string();
+        let san = crate::game::san_text(self.game().moves()[ply - 1].san);
         self.events.push(GameEvent::MoveMade { game, ply, san, at });
         ply
     }
