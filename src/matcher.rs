@@ -108,7 +108,7 @@ pub fn explain(pos: &Chess, sensed: &SensedBoard, since: u64, plies: usize) -> E
     if touched.count() < 2 {
         return Explanation::None;
     }
-    let mut found: Vec<Vec<Move>> = Vec::new();
+    let mut found = Found::default();
     // Grown only by a search of two moves or more: most are of one.
     let mut path = Vec::new();
     let ctx = Context {
@@ -254,7 +254,7 @@ fn search(
     plies: usize,
     placed: Bitboard,
     path: &mut Vec<Move>,
-    found: &mut Vec<Vec<Move>>,
+    found: &mut Found,
 ) {
     let sensed = ctx.sensed;
     let turn = pos.turn();
@@ -291,10 +291,34 @@ fn search(
     }
 }
 
+/// The sequences a search found, in order. The first is kept apart: a
+/// search finds one or none nearly always, and a list of lines allocated
+/// for it, then freed, cost as much as the line itself.
+#[derive(Default)]
+struct Found {
+    first: Option<Vec<Move>>,
+    more: Vec<Vec<Move>>,
+}
+
+impl Found {
+    fn push(&mut self, line: Vec<Move>) {
+        if self.first.is_none() {
+            self.first = Some(line);
+        } else {
+            self.more.push(line);
+        }
+    }
+}
+
 /// Keeps one sequence per way of moving the pieces; sequences that differ only
 /// in promotion pieces the sensors could not tell apart become the queen one.
-fn pick(found: Vec<Vec<Move>>) -> Explanation {
-    let mut found = distinct(found);
+fn pick(found: Found) -> Explanation {
+    let first = match found.first {
+        None => return Explanation::None,
+        Some(first) if found.more.is_empty() => return Explanation::Unique(first),
+        Some(first) => first,
+    };
+    let mut found = distinct(std::iter::once(first).chain(found.more).collect());
     match found.len() {
         0 => Explanation::None,
         1 => Explanation::Unique(found.remove(0)),
