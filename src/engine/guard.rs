@@ -10,10 +10,13 @@
 //! [`Engine::finish`]) and looks only at what any reader of the engine can
 //! see: the record, the sensors and the time, so no rule can bypass it.
 
-use shakmaty::{Move, Position};
+use shakmaty::{Move, Position, Role};
 
 use super::{Engine, progress::in_progress};
-use crate::{alert::AlertKind, event::Millis, matcher::occupancy_after, resync::SyncState};
+use crate::{
+    alert::AlertKind, event::Millis, matcher::occupancy_after, quick_dead::quiet_move_is_legal,
+    resync::SyncState,
+};
 
 /// What identifies the record's state: the game, its length and last move.
 /// Any change (a move made, changed, taken back, a new game) is the record
@@ -237,6 +240,47 @@ impl Engine {
 /// Whether the sensors show the position after one legal move from `pos`.
 fn one_move_on(pos: &shakmaty::Chess, sensed: &crate::sensed::SensedBoard) -> bool {
     let occupied = pos.board().occupied();
+    // Nearly always one square of the side to move emptied and one empty
+    // square filled: then only two kinds of move can show, the piece's
+    // quiet move between them (a capture fills no square, en passant
+    // empties two) and castling (Chess960 may empty and fill one square
+    // each). For a piece, not a pawn, the quiet move's legality is
+    // decided on the board, with no scan of the legal moves.
+    let vacated = occupied & !sensed.occupied();
+    let filled = sensed.occupied() & !occupied;
+    if let (Some(from), Some(to)) = (vacated.single_square(), filled.single_square())
+        && pos.us().contains(from)
+        && let Some(role) = pos.board().role_at(from).filter(|&r| r != Role::Pawn)
+    {
+        let quiet = Move::Normal {
+            role,
+            from,
+            capture: None,
+            to,
+            promotion: None,
+        };
+        return quiet_move_is_legal(pos.board(), pos.turn(), quiet)
+            && shows_after(pos, quiet, sensed)
+            || pos.castles().has_color(pos.turn())
+                && crate::legal::legal_moves(pos).iter().any(|&m| {
+                    m.is_castle()
+                        && occupancy_after(occupied, m, pos.turn()) == sensed.occupied()
+                        && shows_after(pos, m, sensed)
+                });
+    }
+    one_move_on_scanned(pos, sensed)
+}
+
+/// Whether the sensors show `pos` after its legal move `m`.
+fn shows_after(pos: &shakmaty::Chess, m: Move, sensed: &crate::sensed::SensedBoard) -> bool {
+    let mut after = pos.clone();
+    after.play_unchecked(m);
+    sensed.shows_position(&after)
+}
+
+/// [`one_move_on`], by a scan of all legal moves.
+fn one_move_on_scanned(pos: &shakmaty::Chess, sensed: &crate::sensed::SensedBoard) -> bool {
+    let occupied = pos.board().occupied();
     // Every move but castling empties the square it leaves: one from a
     // square the sensors read occupied cannot show (a cheaper test than
     // the occupancy after it, asked of every legal move on most events).
@@ -249,12 +293,7 @@ fn one_move_on(pos: &shakmaty::Chess, sensed: &crate::sensed::SensedBoard) -> bo
         }
         // Only a move that leaves the squares the sensors read occupied
         // can show; the others are not played.
-        if occupancy_after(occupied, m, pos.turn()) != sensed.occupied() {
-            return false;
-        }
-        let mut after = pos.clone();
-        after.play_unchecked(m);
-        sensed.shows_position(&after)
+        occupancy_after(occupied, m, pos.turn()) == sensed.occupied() && shows_after(pos, m, sensed)
     })
 }
 
@@ -300,6 +339,54 @@ mod tests {
             passant,
             "rnbqkbnr/ppp1p1pp/5P2/3p4/8/8/PPPP1PPP/RNBQKBNR"
         ));
+    }
+
+    /// The board shortcut answers as the scan of all legal moves: for the
+    /// position after each legal move (the sensors reading occupancy only,
+    /// and identifying the piece put down, rightly or as another piece),
+    /// and for each piece of the side to move put on each empty square,
+    /// legal or not, in positions of random games (standard and Chess960:
+    /// pins, checks, castling).
+    #[test]
+    fn one_move_on_answers_as_the_scan() {
+        use crate::sensed::SensedBoard;
+        use shakmaty::{Piece, Role};
+        let (mut shown, mut not_shown) = (0, 0);
+        let mut check = |pos: &shakmaty::Chess, sensed: &SensedBoard| {
+            let expected = one_move_on_scanned(pos, sensed);
+            assert_eq!(one_move_on(pos, sensed), expected, "{pos:?} {sensed:?}");
+            if expected {
+                shown += 1;
+            } else {
+                not_shown += 1;
+            }
+        };
+        for pos in crate::test_support::random_positions(24, 40) {
+            for m in pos.legal_moves() {
+                let mut after = pos.clone();
+                after.play_unchecked(m);
+                check(&pos, &SensedBoard::showing(after.board()));
+                // (Castling's `to` is the rook's square in shakmaty.)
+                let to = m.to();
+                let Some(moved) = after.board().piece_at(to).filter(|_| !m.is_castle()) else {
+                    continue;
+                };
+                for role in [moved.role, Role::Queen, Role::Knight] {
+                    let mut sensed = SensedBoard::showing(after.board());
+                    sensed.place(to, Some(Piece { role, ..moved }), 1);
+                    check(&pos, &sensed);
+                }
+            }
+            for from in pos.us() {
+                for to in !pos.board().occupied() {
+                    let mut board = pos.board().clone();
+                    let piece = board.remove_piece_at(from).expect("our piece");
+                    board.set_piece_at(to, piece);
+                    check(&pos, &SensedBoard::showing(&board));
+                }
+            }
+        }
+        assert!(shown > 1_000 && not_shown > 10_000, "{shown} {not_shown}");
     }
 
     fn replayed(script: &str, until: Millis) -> Engine {
