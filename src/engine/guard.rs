@@ -10,7 +10,7 @@
 //! [`Engine::finish`]) and looks only at what any reader of the engine can
 //! see: the record, the sensors and the time, so no rule can bypass it.
 
-use shakmaty::{Move, Position, Role};
+use shakmaty::{Color, Move, Position, Rank, Role, Square};
 
 use super::{Engine, progress::in_progress};
 use crate::{
@@ -244,23 +244,15 @@ fn one_move_on(pos: &shakmaty::Chess, sensed: &crate::sensed::SensedBoard) -> bo
     // square filled: then only two kinds of move can show, the piece's
     // quiet move between them (a capture fills no square, en passant
     // empties two) and castling (Chess960 may empty and fill one square
-    // each). For a piece, not a pawn, the quiet move's legality is
-    // decided on the board, with no scan of the legal moves.
+    // each). The quiet move's legality is decided on the board, with no
+    // scan of the legal moves.
     let vacated = occupied & !sensed.occupied();
     let filled = sensed.occupied() & !occupied;
     if let (Some(from), Some(to)) = (vacated.single_square(), filled.single_square())
         && pos.us().contains(from)
-        && let Some(role) = pos.board().role_at(from).filter(|&r| r != Role::Pawn)
+        && let Some(role) = pos.board().role_at(from)
     {
-        let quiet = Move::Normal {
-            role,
-            from,
-            capture: None,
-            to,
-            promotion: None,
-        };
-        return quiet_move_is_legal(pos.board(), pos.turn(), quiet)
-            && shows_after(pos, quiet, sensed)
+        return quiet_move_shown(pos, role, from, to, sensed)
             || pos.castles().has_color(pos.turn())
                 && crate::legal::legal_moves(pos).iter().any(|&m| {
                     m.is_castle()
@@ -269,6 +261,55 @@ fn one_move_on(pos: &shakmaty::Chess, sensed: &crate::sensed::SensedBoard) -> bo
                 });
     }
     one_move_on_scanned(pos, sensed)
+}
+
+/// Whether the sensors show `pos` after a legal quiet move of its `role`
+/// from `from` to the empty square `to`: for a piece, `quiet_move_is_legal`
+/// (exact for such moves); for a pawn, a push (or a double step from its
+/// first square over an empty one) that leaves its king unattacked, with
+/// each promotion piece on the last rank.
+fn quiet_move_shown(
+    pos: &shakmaty::Chess,
+    role: Role,
+    from: Square,
+    to: Square,
+    sensed: &crate::sensed::SensedBoard,
+) -> bool {
+    let quiet = |promotion| Move::Normal {
+        role,
+        from,
+        capture: None,
+        to,
+        promotion,
+    };
+    if role != Role::Pawn {
+        return quiet_move_is_legal(pos.board(), pos.turn(), quiet(None))
+            && shows_after(pos, quiet(None), sensed);
+    }
+    let (us, board) = (pos.turn(), pos.board());
+    let (step, first, last) = match us {
+        Color::White => (8, Rank::Second, Rank::Eighth),
+        Color::Black => (-8, Rank::Seventh, Rank::First),
+    };
+    let Some(one) = from.offset(step) else {
+        return false;
+    };
+    let pushed = to == one
+        || from.rank() == first && !board.occupied().contains(one) && one.offset(step) == Some(to);
+    let after = board.occupied().without(from).with(to);
+    if !pushed
+        || !board
+            .king_of(us)
+            .is_some_and(|king| board.attacks_to(king, !us, after).is_empty())
+    {
+        return false;
+    }
+    if to.rank() != last {
+        return shows_after(pos, quiet(None), sensed);
+    }
+    [Role::Queen, Role::Rook, Role::Bishop, Role::Knight]
+        .into_iter()
+        .any(|promoted| shows_after(pos, quiet(Some(promoted)), sensed))
 }
 
 /// Whether the sensors show `pos` after its legal move `m`.
@@ -351,7 +392,7 @@ mod tests {
     fn one_move_on_answers_as_the_scan() {
         use crate::sensed::SensedBoard;
         use shakmaty::{Piece, Role};
-        let (mut shown, mut not_shown) = (0, 0);
+        let (mut shown, mut not_shown, mut promotions) = (0, 0, 0);
         let mut check = |pos: &shakmaty::Chess, sensed: &SensedBoard| {
             let expected = one_move_on_scanned(pos, sensed);
             assert_eq!(one_move_on(pos, sensed), expected, "{pos:?} {sensed:?}");
@@ -366,6 +407,7 @@ mod tests {
                 let mut after = pos.clone();
                 after.play_unchecked(m);
                 check(&pos, &SensedBoard::showing(after.board()));
+                promotions += usize::from(m.is_promotion() && !m.is_capture());
                 // (Castling's `to` is the rook's square in shakmaty.)
                 let to = m.to();
                 let Some(moved) = after.board().piece_at(to).filter(|_| !m.is_castle()) else {
@@ -386,7 +428,11 @@ mod tests {
                 }
             }
         }
-        assert!(shown > 1_000 && not_shown > 10_000, "{shown} {not_shown}");
+        // Pushes onto the last rank among them, each promotion piece.
+        assert!(
+            shown > 1_000 && not_shown > 10_000 && promotions > 0,
+            "{shown} {not_shown} {promotions}"
+        );
     }
 
     fn replayed(script: &str, until: Millis) -> Engine {
