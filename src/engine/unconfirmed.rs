@@ -120,6 +120,12 @@ impl Stories {
     fn only_the_blip_exact(&self) -> bool {
         self.made_exact.is_empty() && !self.blip_exact.is_empty()
     }
+
+    /// Whether neither story explains the board exactly: each leaves a
+    /// hand at work, so the scan tells them nothing.
+    fn only_hands(&self) -> bool {
+        self.made_exact.is_empty() && self.blip_exact.is_empty()
+    }
 }
 
 impl Unconfirmed {
@@ -137,9 +143,10 @@ impl Unconfirmed {
 const MAX_WEIGHED: usize = 1;
 
 /// How many later scans a slide still in doubt may wait for, the slide the
-/// cheaper story, before both are listed: a capture begun on the square
-/// comes down there within a scan or two, or the story that reads it so
-/// dies.
+/// cheaper story, before both are listed (or, as cheap, while the scans
+/// show only hands at work, before both are weighed as for a blip): a
+/// capture begun on the square comes down there within a scan or two, or
+/// the story that reads it so dies.
 const MAX_SLIDE_WEIGHED: usize = 3;
 
 impl Engine {
@@ -326,9 +333,13 @@ impl Engine {
             // The slide the cheaper a scan later: the story the scans go
             // against dies within a scan or two (the capture begun on the
             // square comes down there, or never does), so one more scan is
-            // awaited before the two are listed.
-            Some(SlideVerdict::BothSlidCheaper)
-                if self.snapshots.count_after(u.seq) <= MAX_SLIDE_WEIGHED =>
+            // awaited before the two are listed. As cheap, while the scans
+            // show only a hand at work in each story (they tell nothing,
+            // and a slide is no rarer than a move made, as a blip is):
+            // 2.Rh2 or 2.Rxh5 caught on h2, then h5 emptied.
+            Some(v @ (SlideVerdict::Both | SlideVerdict::BothSlidCheaper))
+                if self.snapshots.count_after(u.seq) <= MAX_SLIDE_WEIGHED
+                    && (v == SlideVerdict::BothSlidCheaper || stories.only_hands()) =>
             {
                 self.unconfirmed = Some(u);
             }
