@@ -29,7 +29,9 @@
 //! `quick_dead_position_test_matches_the_reference` compares both at every
 //! ply of the corpus and on the labelled positions.
 
-use shakmaty::{Bitboard, Board, Chess, Color, EnPassantMode, Move, Position, Rank, Role, attacks};
+use shakmaty::{
+    Bitboard, Board, Chess, Color, EnPassantMode, Move, Position, Rank, Role, Square, attacks,
+};
 
 use crate::winnability::{Verdict, can_checkmate_fast, neither_can_checkmate_fast};
 
@@ -263,12 +265,25 @@ pub(crate) fn quiet_move_is_legal(board: &Board, us: Color, m: Move) -> bool {
     {
         return false;
     }
-    let king = if role == Role::King {
+    king_unattacked_after_quiet(board, us, from, to)
+}
+
+/// Whether `us`'s king stands unattacked after our piece on `from` goes to
+/// the empty square `to` with nothing captured: the enemy pieces stay where
+/// they are, and only the occupancy changes the lines they attack along.
+/// The king's own square is `to` when the king is the piece that moves.
+pub(crate) fn king_unattacked_after_quiet(
+    board: &Board,
+    us: Color,
+    from: Square,
+    to: Square,
+) -> bool {
+    let king = if board.king_of(us) == Some(from) {
         Some(to)
     } else {
         board.king_of(us)
     };
-    let after = occupied.without(from).with(to);
+    let after = board.occupied().without(from).with(to);
     king.is_some_and(|king| board.attacks_to(king, !us, after).is_empty())
 }
 
@@ -351,7 +366,7 @@ fn quiet_piece_moves_on(board: &Board, side: Color) -> QuietPieceMoves<'_> {
         roles: 0,
         role: Role::Knight,
         froms: Bitboard::EMPTY,
-        from: shakmaty::Square::A1,
+        from: Square::A1,
         targets: Bitboard::EMPTY,
     }
 }
@@ -377,7 +392,7 @@ struct QuietPieceMoves<'a> {
     role: Role,
     /// The pieces of `role` not started yet.
     froms: Bitboard,
-    from: shakmaty::Square,
+    from: Square,
     /// The targets of the piece on `from` not given yet.
     targets: Bitboard,
 }

@@ -14,7 +14,10 @@ use shakmaty::{Color, Move, Position, Rank, Role, Square};
 
 use super::{Engine, progress::in_progress};
 use crate::{
-    alert::AlertKind, event::Millis, matcher::occupancy_after, quick_dead::quiet_move_is_legal,
+    alert::AlertKind,
+    event::Millis,
+    matcher::occupancy_after,
+    quick_dead::{king_unattacked_after_quiet, quiet_move_is_legal},
     resync::SyncState,
 };
 
@@ -296,12 +299,7 @@ fn quiet_move_shown(
     };
     let pushed = to == one
         || from.rank() == first && !board.occupied().contains(one) && one.offset(step) == Some(to);
-    let after = board.occupied().without(from).with(to);
-    if !pushed
-        || !board
-            .king_of(us)
-            .is_some_and(|king| board.attacks_to(king, !us, after).is_empty())
-    {
+    if !pushed || !king_unattacked_after_quiet(board, us, from, to) {
         return false;
     }
     if to.rank() != last {
