@@ -773,7 +773,7 @@ fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>, listed: bool) -> Opti
         // Too many to follow: the arbiter has the list he was given.
         return Some(Reading::Wait);
     }
-    let mut certain = common_prefix(&all);
+    let mut certain = super::scanned::common_prefix(all.iter());
     // The listing held the shortest lines only: a line going on from one
     // by more plies no scan showed than the margin allows may be dearer
     // than one the listing left out (a ply longer then, shown since), so
@@ -824,22 +824,6 @@ fn beyond_listing(
         })
         .min()
         .unwrap_or(0)
-}
-
-/// The moves every one of `lines` begins with.
-fn common_prefix(lines: &[Vec<Move>]) -> Vec<Move> {
-    let Some((first, rest)) = lines.split_first() else {
-        return Vec::new();
-    };
-    let n = rest.iter().fold(first.len(), |n, line| {
-        first
-            .iter()
-            .zip(line)
-            .take(n)
-            .take_while(|(a, b)| a == b)
-            .count()
-    });
-    first[..n].to_vec()
 }
 
 /// A scanned state. The squares' histories may have missed a square

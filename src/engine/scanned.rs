@@ -62,6 +62,16 @@ pub(super) fn read_scan(
     } else {
         Vec::new()
     };
+    if exact.is_empty() && sensed.identifies_all() {
+        // Only hands explain the scan, and every such line begins with the
+        // same moves, each completed by its player's press (Art. 6.2.1): the
+        // piece in the air is the next player's (the victim he took off
+        // first), and those moves are certain (the decision policy).
+        let completed = common_prefix(hand.iter());
+        if !completed.is_empty() && completed.len() <= pressed {
+            return ScanReading::Moves(completed);
+        }
+    }
     conclude(exact, &hand)
 }
 
@@ -859,7 +869,7 @@ fn from_square(m: &Move) -> Square {
 }
 
 /// The moves every line begins with.
-fn common_prefix<'a>(mut lines: impl Iterator<Item = &'a Vec<Move>>) -> Vec<Move> {
+pub(super) fn common_prefix<'a>(mut lines: impl Iterator<Item = &'a Vec<Move>>) -> Vec<Move> {
     let Some(first) = lines.next() else {
         return Vec::new();
     };
