@@ -213,7 +213,7 @@ impl Context<'_> {
     /// new piece may go down before the pawn is removed, Art. 4.6.2), or
     /// the capturing piece itself reported there.
     fn admits(&self, m: Move, turn: Color) -> bool {
-        if !move_squares(m, turn).is_subset(self.touched) {
+        if !move_squares(m, turn).is_subset(self.touched) || self.in_two_places(m, turn) {
             return false;
         }
         match m {
@@ -232,6 +232,50 @@ impl Context<'_> {
             }
             _ => true,
         }
+    }
+
+    /// Whether the reports put a piece `m` moves onto an empty square in two
+    /// places at once: its square there reported full (and full since)
+    /// while the square it leaves was still reported full, emptied only
+    /// after. A piece is in one place at a time, so such a square was
+    /// filled by something else or read wrong (a blip, 3: more than the
+    /// margin), not by this move (docs/design/reconstruction.md, the cost
+    /// table). A capture's square is full before and after: its order is
+    /// [`Context::admits`]'s. A promotion's new piece may come down before
+    /// the pawn goes (Art. 4.6.2); a board that names the piece arriving
+    /// may report it before its old square empties (a sweep), so only
+    /// unnamed squares are held to it. Reports at one instant (one scan or
+    /// dump) have no order among them, and a square emptied, refilled and
+    /// emptied again since the position tells not when its piece left.
+    fn in_two_places(&self, m: Move, turn: Color) -> bool {
+        let pairs = match m {
+            Move::Normal {
+                from,
+                to,
+                capture: None,
+                promotion: None,
+                ..
+            }
+            | Move::EnPassant { from, to } => [Some((from, to)), None],
+            Move::Castle { king, rook } => {
+                let side = m.castling_side().expect("castle has a side");
+                [
+                    Some((king, side.king_to(turn))),
+                    Some((rook, side.rook_to(turn))),
+                ]
+            }
+            _ => [None, None],
+        };
+        let sensed = self.sensed;
+        pairs.into_iter().flatten().any(|(from, to)| {
+            let filled = sensed.last_place(to);
+            from != to
+                && sensed.occupied().contains(to)
+                && sensed.piece_at(to).is_none()
+                && sensed.last_place(from) <= filled
+                && filled < sensed.last_lift(from)
+                && sensed.lift_before_last_place(from) <= self.since
+        })
     }
 
     /// Whether the events could have put a piece on each of `squares` a
@@ -499,6 +543,36 @@ mod tests {
         sensed.place(Square::G4, None, 2);
         sensed.lift(Square::H3, 3);
         assert_eq!(explain(&pos, &sensed, 0, 1), Explanation::None);
+    }
+
+    #[test]
+    fn a_piece_reported_arrived_before_it_left_is_no_move() {
+        let pos = Chess::default();
+        // e4 full before e2 empty, and full since: the pawn would have
+        // stood on both squares at once.
+        let mut sensed = SensedBoard::showing(pos.board());
+        sensed.place(Square::E4, None, 1);
+        sensed.lift(Square::E2, 2);
+        assert_eq!(explain(&pos, &sensed, 0, 1), Explanation::None);
+        // In the order a hand moves it, it is the move.
+        let mut sensed = SensedBoard::showing(pos.board());
+        sensed.lift(Square::E2, 1);
+        sensed.place(Square::E4, None, 2);
+        assert_eq!(
+            explain(&pos, &sensed, 0, 1),
+            Explanation::Unique(vec![mv(&pos, "e2e4")])
+        );
+        // e2 emptied, refilled by a flicker and emptied again after e4
+        // filled: the pawn may have left at the first lift.
+        let mut sensed = SensedBoard::showing(pos.board());
+        sensed.lift(Square::E2, 1);
+        sensed.place(Square::E2, None, 2);
+        sensed.place(Square::E4, None, 3);
+        sensed.lift(Square::E2, 4);
+        assert_eq!(
+            explain(&pos, &sensed, 0, 1),
+            Explanation::Unique(vec![mv(&pos, "e2e4")])
+        );
     }
 
     #[test]

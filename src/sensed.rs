@@ -274,6 +274,15 @@ impl SensedBoard {
         self.last_lift[sq.to_usize()]
     }
 
+    /// The event that emptied `sq` before its last place, if it was
+    /// emptied then (0 if not): a square emptied, refilled and emptied
+    /// again, whose piece may have left at the first lift (a flicker under
+    /// the hand as it leaves restarts the square's report).
+    pub fn lift_before_last_place(&self, sq: Square) -> u64 {
+        let (placed, lifted) = self.before_place[sq.to_usize()];
+        if lifted > placed { lifted } else { 0 }
+    }
+
     /// Whether `sq` may have been emptied after event `since`: a lift seen,
     /// or a scan or dump after it that showed the square occupied, when
     /// nobody was watching it before.
