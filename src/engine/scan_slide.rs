@@ -54,6 +54,21 @@ impl Engine {
         true
     }
 
+    /// Whether the last scan alone shows `m`'s piece on its square, on a
+    /// board that names the pieces, where it could have been dragged on
+    /// along the same line: a move shown only by a state that may be a
+    /// slide waits for the next observation (docs/design/reconstruction.md,
+    /// the decision policy), even when that scan also shows the opponent's
+    /// hand. His piece off the board in the same instant is no more certain
+    /// than the slide (a blip on his square, or a touch before the move
+    /// was over), and the next scan tells where the piece was put down.
+    pub(super) fn shown_mid_slide(&self, m: Move) -> bool {
+        self.scanned
+            && self.sensed.identifies_all()
+            && self.sensed.last_place(m.to()) == self.seq
+            && may_go_on(self.game().position(), m)
+    }
+
     /// Whether the input ended while a scan that may have caught a piece
     /// on its path waited for the next scan (a board that names the pieces
     /// and only scans), the board showing a position legal moves reach: no
