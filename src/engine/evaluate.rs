@@ -300,7 +300,9 @@ impl Engine {
             {
                 // Not while listed candidates say otherwise: the board may
                 // be further on than this one move.
-                if self.agrees_with_candidates(m) && !self.shown_mid_slide(m) {
+                if self.shown_mid_slide(m) {
+                    self.hold_caught_slide(m, made_at);
+                } else if self.agrees_with_candidates(m) {
                     self.record(&[m], made_at, basis);
                 }
                 in_hand = true;

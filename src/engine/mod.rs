@@ -399,7 +399,7 @@ impl Engine {
         self.flush();
         self.follow_at_end();
         self.settle_slide_press();
-        self.slide_stood(None);
+        self.slide_stood(None, None);
         self.complete_brief_at_end();
         if let Some(lines) = self.unlisted.take()
             && !self.game().is_over()

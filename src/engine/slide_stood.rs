@@ -15,7 +15,7 @@ use super::Engine;
 use super::read::Reading;
 use super::scan_slide::slide_caught;
 use super::scanned::exact_now;
-use crate::event::Millis;
+use crate::event::{Millis, Scan, Sensed};
 
 /// How the gaps between a scanning board's scans are read.
 #[derive(Debug, Clone, Copy, Default)]
@@ -96,21 +96,43 @@ impl Engine {
         });
     }
 
+    /// Holds `mv`, which the latest scan alone showed made where its piece
+    /// could be on its way further along the same line, with the
+    /// opponent's hand in the same scan (see [`Engine::shown_mid_slide`]).
+    pub(super) fn hold_caught_slide(&mut self, mv: Move, at: Millis) {
+        self.caught_slide = Some(CaughtSlide {
+            ply: self.game().ply(),
+            mv,
+            seq: self.seq,
+            at,
+        });
+    }
+
     /// A scan comes at `t` (`None`: the input ended, or the link came back
     /// after an outage): a move held back as a possible slide whose scan
     /// the board then stood as for more than a period, or the last scan
     /// before the input ended or the link went down (no scan shows where
     /// the piece went), was put down where that scan showed it, and is
     /// recorded so before anything else is read.
-    pub(super) fn slide_stood(&mut self, t: Option<Millis>) {
+    /// `next`: the scan that comes, which still showing the piece where the
+    /// held scan caught it says it was put down there (a slide lasts one
+    /// scan).
+    pub(super) fn slide_stood(&mut self, t: Option<Millis>, next: Option<&Scan>) {
         let Some(caught) = self.caught_slide.take() else {
             return;
         };
+        let piece = caught
+            .mv
+            .from()
+            .and_then(|from| self.game().position().board().piece_at(from));
+        let still = next.is_some_and(|scan| {
+            piece.is_some_and(|p| scan.get(caught.mv.to()) == Some(Sensed::Piece(p)))
+        });
         if caught.seq != self.seq
             || caught.ply != self.game().ply()
             || self.game().is_over()
             || self.clock.slide_press.is_some()
-            || t.is_some_and(|t| !self.scan_period.stood(caught.at, t))
+            || t.is_some_and(|t| !still && !self.scan_period.stood(caught.at, t))
             || !self.game().position().is_legal(caught.mv)
         {
             return;
