@@ -236,7 +236,7 @@ impl Engine {
                 .hypotheses
                 .lines
                 .iter()
-                .all(|line| agrees(line) || !may_reach(pos, line, &self.sensed, since))
+                .all(|line| agrees(line) || !self.may_go_on_through_scans(line, since))
         {
             return false;
         }
@@ -248,6 +248,41 @@ impl Engine {
         lines.push(moves.to_vec());
         self.ambiguous(lines, false);
         true
+    }
+
+    /// Whether the listed `line` can have gone on, by at most `plies`
+    /// moves, to what the board shows, its moves passing piece for piece
+    /// through every scan since the record's position (on a board that
+    /// names the pieces, each scan is an instant of the game: a line whose
+    /// continuation the scans in between contradict, Black's pawn shown
+    /// on b6 while White was to move, is no longer a story). A board
+    /// showing a hand at work, or scans none of the continuations pass
+    /// once the pieces one scan alone caught gone are put back, keeps the
+    /// line (only what the scans rule out is dropped).
+    fn may_go_on_through_scans(&self, line: &[Move], plies: usize) -> bool {
+        let pos = self.game().position();
+        if !may_reach(pos, line, &self.sensed, plies) {
+            return false;
+        }
+        if !self.scanned || !self.snapshots.only() {
+            return true;
+        }
+        let mut after = pos.clone();
+        for &m in line {
+            after.play_unchecked(m);
+        }
+        let (ways, _) = super::scanned::exact_explanations(&after, &self.sensed, plies);
+        if ways.is_empty() && !self.sensed.shows(after.board()) {
+            return true;
+        }
+        let since = self.game().basis(self.game().ply());
+        let blips = self.snapshots.without_pieces_caught_gone(since);
+        let passes = |rest: &[Move]| {
+            let whole: Vec<Move> = line.iter().chain(rest).copied().collect();
+            self.snapshots.allow_pieces_sliding(pos, &whole, since)
+                || blips.allow_pieces_sliding(pos, &whole, since)
+        };
+        (self.sensed.shows(after.board()) && passes(&[])) || ways.iter().any(|rest| passes(rest))
     }
 
     /// A slide's stories, listed by their costs, weighed with `moves`
