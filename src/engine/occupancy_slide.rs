@@ -107,7 +107,7 @@ impl Story<'_> {
     /// as `fault` says for a line), 1 per scan that shows none of the
     /// line's positions exactly (a move in progress caught), 2 per ply no
     /// snapshot showed, and 3 per press the line's completed moves lack.
-    fn cost(&self, pos: &Chess, fault: impl Fn(&[Move]) -> usize) -> Option<usize> {
+    pub(super) fn cost(&self, pos: &Chess, fault: impl Fn(&[Move]) -> usize) -> Option<usize> {
         self.lines
             .iter()
             .map(|l| {

@@ -17,6 +17,7 @@
 //! with one square filled that the next scan empties again, is read
 //! without it.
 
+mod cheaper_blip;
 mod ending;
 
 use shakmaty::{Bitboard, Move, Position, Square};
@@ -272,7 +273,10 @@ impl Engine {
                 }
                 self.unconfirmed = Some(u);
             }
-            // A blip is the rarer story: it must be the only one.
+            // The blip the cheaper story (see `blip_cheaper`).
+            (true, true) if self.blip_cheaper(&u, &stories) => self.weigh_cheaper_blip(u, stories),
+            // A blip is the rarer story: it must be the only one, or no
+            // cheaper.
             (true, _) => self.confirm(u),
             (false, true) => self.forget(u, stories),
             // Neither: the moves went on past what one scan is read for.
