@@ -149,7 +149,9 @@ pub(super) fn cheapest_lines(
 /// the square's piece at rest and the scan after them alone blind to it: a
 /// blip, 3), or `slid`, those that read the square as the piece's path and
 /// show where it went on to; a line of `slid` whose piece never crossed
-/// the square reads it as a blip (3), not a slide (1). Each ply no
+/// the square reads it as a blip (3), not a slide (1); one that stops
+/// short of its move, its piece and the piece it can take past the square
+/// both off at the last scan, has it in the hand on its way (1). Each ply no
 /// snapshot showed costs 2: the slide's piece is put down at the end of
 /// its path at once, so the next scan shows it there. `None` if the
 /// square is no slide square, or no line of one story is left.
@@ -171,12 +173,27 @@ pub(super) fn weigh_slide(
     let gone_on = made.cost(pos, |_| 0);
     let stood = past_blip.cost(pos, |_| BLIP);
     let made_cost = gone_on.into_iter().chain(stood).min()?;
-    let slid_cost = slid.cost(pos, |l| {
-        let crossed = l.len() >= k
+    // The piece still in the hand at the last scan (its square empty, the
+    // line stopping short of its move), with the piece it can take past
+    // the square already off, is on its way as much as one put down
+    // further on: the capture is under way (Qxa6 caught on d3, then a6
+    // and d3 both empty).
+    let lifted = slid.snapshots.last().is_some_and(|(_, shown)| {
+        last.from().is_some_and(|f| {
+            !shown.contains(f)
+                && from
+                    .capture_moves()
+                    .iter()
+                    .any(|&c| !shown.contains(c.to()) && passes(&from, c, f, on))
+        })
+    });
+    let crossed = |l: &[Move]| {
+        l.len() >= k
             && l[..k - 1] == *before
-            && last.from().is_some_and(|f| passes(&from, l[k - 1], f, on));
-        if crossed { SLIDE } else { BLIP }
-    })?;
+            && last.from().is_some_and(|f| passes(&from, l[k - 1], f, on))
+            || lifted && l == before
+    };
+    let slid_cost = slid.cost(pos, |l| if crossed(l) { SLIDE } else { BLIP })?;
     Some(if slid_cost + MARGIN < made_cost {
         SlideVerdict::Slid
     } else if made_cost + MARGIN < slid_cost {
