@@ -65,7 +65,10 @@ pub(super) fn may_be_on_its_way(pos: &Chess, shown: Bitboard, filled: Bitboard) 
 }
 
 /// Whether `other`, played from `before`, moves the piece on `from` over
-/// `on` on its way, or is the castling whose rook's square `on` is.
+/// `on` on its way, or is the castling whose king crosses `on` or whose
+/// rook, moved first, stands on `on` on its way or at its end (h1 to f1
+/// crosses g1, the king's square: the king put down there next hides the
+/// square the rook slid over).
 fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
     match other {
         Move::Normal { from: f, to, .. } => f == from && attacks::between(from, to).contains(on),
@@ -75,7 +78,9 @@ fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
             };
             let turn = before.turn();
             let king_path = king == from && attacks::between(king, side.king_to(turn)).contains(on);
-            let rook_first = rook == from && side.rook_to(turn) == on;
+            let rook_to = side.rook_to(turn);
+            let rook_first =
+                rook == from && (rook_to == on || attacks::between(rook, rook_to).contains(on));
             king_path || rook_first
         }
         _ => false,

@@ -242,6 +242,13 @@ impl Engine {
             return self.forget(u, stories);
         }
         if !stories.shown_back {
+            // The square may have been crossed and then filled by another
+            // piece (the castling rook caught on g1, the king put down
+            // there): the slide is weighed as when the square is shown
+            // back, by the cost table.
+            let Some((u, stories)) = self.settle_slide(u, stories) else {
+                return;
+            };
             return self.settle_stayed_full(u, stories);
         }
         let Some((u, stories)) = self.settle_slide(u, stories) else {
