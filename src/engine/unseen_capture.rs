@@ -53,7 +53,17 @@ impl Engine {
         let since = game.basis(game.ply()).max(self.sensed.last_lift(from));
         let touched =
             (self.sensed.touched_since(since) | self.sensed.flickered_since(since)) & !lifted;
-        within_margin_by_path(captures.collect(), touched.without(from))
+        // Nor is a square touched after the piece landed: a capture square
+        // seen refilled since the piece left was its landing at the latest.
+        let landed = |m: &Move| {
+            let put = self.sensed.last_place(m.to());
+            if put > since {
+                self.sensed.touched_since(put) | self.sensed.flickered_since(put)
+            } else {
+                Bitboard::EMPTY
+            }
+        };
+        within_margin_by_path(captures.collect(), touched.without(from), landed)
     }
 
     /// At a press by `color`: records and completes the capture the board
@@ -179,13 +189,19 @@ impl Engine {
 /// within [`MARGIN`](super::cost::MARGIN) of the cheapest. A square off the capture's own is a
 /// drag over its path (free: a dragged piece is reported on every square
 /// it crosses) or a blip ([`BLIP`]): the queen dragged c4-d5 and taking on
-/// e6 unseen is Qxe6, not a capture on e4 or c6 with d5 a blip.
-fn within_margin_by_path(captures: Vec<Move>, touched: Bitboard) -> Vec<Move> {
+/// e6 unseen is Qxe6, not a capture on e4 or c6 with d5 a blip. A square
+/// of its path touched only after the piece landed (`landed`, the squares
+/// touched since) was no drag: the piece was down.
+fn within_margin_by_path(
+    captures: Vec<Move>,
+    touched: Bitboard,
+    landed: impl Fn(&Move) -> Bitboard,
+) -> Vec<Move> {
     within_margin(captures, |m| {
         let path = m
             .from()
             .map_or(Bitboard::EMPTY, |from| attacks::between(from, m.to()));
-        (touched & !path).without(m.to()).count() * BLIP
+        (touched & !(path & !landed(m))).without(m.to()).count() * BLIP
     })
 }
 
