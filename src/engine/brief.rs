@@ -117,9 +117,22 @@ impl Engine {
             return reading;
         }
         let on_brief = |m: &Move| m.is_capture() && brief.contains(m.to());
+        // A line whose last move is a capture on such a square is that
+        // capture still open too: the moves before it stand only with it,
+        // and until its player presses (or the game closes) the piece may
+        // still be in the hand with the refill a blip.
+        let turn = self.game().position().turn();
+        let last_open = |moves: &[Move]| {
+            let mover = if moves.len() % 2 == 1 { turn } else { !turn };
+            moves.last().is_some_and(on_brief) && !closing && !self.clock.pending_press[mover]
+        };
+        let mut open_line = false;
         let capture = match &reading {
             Reading::Moves(moves) if moves.len() == 1 && on_brief(&moves[0]) => Some(moves[0]),
-            Reading::Moves(moves) if moves.iter().any(on_brief) => None,
+            Reading::Moves(moves) if moves.iter().any(on_brief) => {
+                open_line = last_open(moves);
+                None
+            }
             Reading::Moves(_) | Reading::Wait => None,
             _ => return reading,
         };
@@ -153,6 +166,9 @@ impl Engine {
                 });
                 Reading::Hand
             }
+            // The piece in the hand (0 before completion) against the
+            // capture read from the vacancy alone (5): the board waits.
+            (_, None) if open_line => Reading::Hand,
             _ => reading,
         }
     }
