@@ -124,7 +124,10 @@ impl Engine {
         let turn = self.game().position().turn();
         let last_open = |moves: &[Move]| {
             let mover = if moves.len() % 2 == 1 { turn } else { !turn };
-            moves.last().is_some_and(on_brief) && !closing && !self.clock.pending_press[mover]
+            moves.last().is_some_and(on_brief)
+                && !closing
+                && !self.clock.pending_press[mover]
+                && !self.line_ends_game(moves)
         };
         let mut open_line = false;
         let capture = match &reading {
@@ -176,8 +179,16 @@ impl Engine {
     /// Whether `mv` from the record's position leaves the opponent no legal
     /// move.
     fn ends_game(&self, mv: Move) -> bool {
+        self.line_ends_game(&[mv])
+    }
+
+    /// Whether `moves` from the record's position leave the side to move
+    /// no legal move (Art. 5.1.1, 5.2.1: no completion will come).
+    fn line_ends_game(&self, moves: &[Move]) -> bool {
         let mut pos = self.game().position().clone();
-        pos.play_unchecked(mv);
+        for &mv in moves {
+            pos.play_unchecked(mv);
+        }
         pos.legal_moves().is_empty()
     }
 
