@@ -198,6 +198,20 @@ fn check(path: &std::path::Path) -> Result<(), String> {
                 return Err(format!("game {g}: sync {got}, expected {want}"));
             }
         }
+        // The lines listed at the end, in SAN, separated by `|`: a listing
+        // is only right if it holds the stories the Laws and the board
+        // leave open, no more and no fewer.
+        if let Some(want) = f.get("candidates") {
+            let got = if i + 1 == engine.games().len() {
+                engine.candidates_san()
+            } else {
+                Vec::new()
+            };
+            let want: Vec<&str> = want.split('|').map(str::trim).collect();
+            if got != want {
+                return Err(format!("game {g}: candidates {got:?}, expected {want:?}"));
+            }
+        }
         if let Some(n) = f.get("completed") {
             let got = game
                 .moves()
