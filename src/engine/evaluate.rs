@@ -4,7 +4,10 @@
 
 use shakmaty::{Bitboard, Move, Position};
 
-use super::{Engine, Reading, Scanned, follow::Follow, in_progress, progress, read, scanned};
+use super::{
+    Engine, Reading, Scanned, follow::Follow, held_at_dump::HeldAtDump, in_progress, progress,
+    read, scanned,
+};
 use crate::{alert::AlertKind, event::Millis, resync::SyncState};
 
 impl Engine {
@@ -71,6 +74,14 @@ impl Engine {
             self.snapshots.forget_odd_fills(since, record);
         }
         let at = self.observed(closing);
+        match self.weigh_held_at_dump(at.scanned) {
+            HeldAtDump::Stood => return self.evaluate_at(closing),
+            HeldAtDump::Listed => return,
+            HeldAtDump::Read => {}
+        }
+        if let Some(in_hand) = self.follow_dump_listing(at) {
+            return self.settle_phase(at, true, in_hand);
+        }
         let (reading, put_off) = self.first_reading(at, unlisted, put_off);
         let reading = self.weigh_brief(reading, at.scanned, at.closing);
         let reading = self.weigh_half_castling(reading, at.scanned);

@@ -59,9 +59,7 @@ impl Engine {
             }
             BoardEvent::Place(sq, piece) => self.place(*sq, *piece, t),
             BoardEvent::Board(scan) => {
-                // After an outage no scan shows where a caught piece went:
-                // the last scan before it is read as it stands.
-                self.slide_stood((!self.reconnected).then_some(t), Some(scan));
+                self.slide_before_scan(t, scan);
                 self.seq += 1;
                 if self.sensed.apply_scan(scan, self.seq) {
                     self.scan_period.note(t);

@@ -34,6 +34,7 @@ mod full_dead;
 mod guard;
 mod half_castled;
 mod hand_press;
+mod held_at_dump;
 mod held_lift;
 mod hypotheses;
 mod illegal;

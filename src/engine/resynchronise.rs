@@ -110,7 +110,13 @@ impl Engine {
     /// One line explains the scan: recorded, listed, or waiting for the
     /// next scan, as the snapshots and a hand allow. Returns whether moves
     /// were recorded.
-    fn take_unique(&mut self, line: Vec<Move>, made_at: Millis, basis: u64, closing: bool) -> bool {
+    pub(super) fn take_unique(
+        &mut self,
+        line: Vec<Move>,
+        made_at: Millis,
+        basis: u64,
+        closing: bool,
+    ) -> bool {
         let (pos, occupancy, suspects) = self.scan_context();
         let game = self.game();
         let outage = self.unseen_since_reconnection();
@@ -196,7 +202,7 @@ impl Engine {
 
     /// Several lines explain the scan, or none, or the search ran out of
     /// budget (it waits: `searching`, no accusation).
-    fn take_candidates(&mut self, found: Resync, closing: bool) {
+    pub(super) fn take_candidates(&mut self, found: Resync, closing: bool) {
         let (pos, occupancy, suspects) = self.scan_context();
         match found {
             // Not even the moves all candidates begin with are certain: the

@@ -53,12 +53,12 @@ impl ScanPeriod {
 #[derive(Debug, Clone)]
 pub(super) struct CaughtSlide {
     /// The record's length when it was held back.
-    ply: usize,
+    pub(super) ply: usize,
     /// The move as the scan showed it.
-    mv: Move,
+    pub(super) mv: Move,
     /// The scan (its event number) and when it came.
-    seq: u64,
-    at: Millis,
+    pub(super) seq: u64,
+    pub(super) at: Millis,
 }
 
 impl Engine {
@@ -108,12 +108,29 @@ impl Engine {
         });
     }
 
-    /// A scan comes at `t` (`None`: the input ended, or the link came back
-    /// after an outage): a move held back as a possible slide whose scan
-    /// the board then stood as for more than a period, or the last scan
-    /// before the input ended or the link went down (no scan shows where
-    /// the piece went), was put down where that scan showed it, and is
-    /// recorded so before anything else is read.
+    /// A scan comes at `t`. After an outage it is a dump: the piece a scan
+    /// caught on its path may have gone on during any number of unseen
+    /// plies, so the held move is one story the dump is weighed against
+    /// (`held_at_dump.rs`), if nothing came in between.
+    pub(super) fn slide_before_scan(&mut self, t: Millis, scan: &Scan) {
+        if !self.reconnected {
+            self.slide_stood(Some(t), Some(scan));
+        } else if self
+            .caught_slide
+            .as_ref()
+            .is_some_and(|c| c.seq != self.seq)
+        {
+            self.caught_slide = None;
+        }
+    }
+
+    /// A scan comes at `t` (`None`: the input ended): a move held back as
+    /// a possible slide whose scan the board then stood as for more than
+    /// a period, or the last scan before the input ended (no scan shows
+    /// where the piece went), was put down where that scan showed it, and
+    /// is recorded so before anything else is read. (A scan after the
+    /// link came back is a dump: the held move is weighed against it,
+    /// `held_at_dump.rs`.)
     /// `next`: the scan that comes, which still showing the piece where the
     /// held scan caught it says it was put down there (a slide lasts one
     /// scan).
