@@ -163,6 +163,21 @@ pub fn slide_caught(pos: &Chess, sensed: &SensedBoard) -> Option<Square> {
         .then_some(on)
 }
 
+/// As [`slide_caught`], on any board, for a capture only, the piece it
+/// takes already off: the hand took the victim off and is dragging its
+/// piece over its path (a slide). A scan that also caught a move made
+/// there would show the opponent's hand at work besides.
+pub fn capture_slide_caught(pos: &Chess, sensed: &SensedBoard) -> Option<Square> {
+    let board = pos.board();
+    let removed = board.occupied() & !sensed.occupied();
+    let on = (sensed.occupied() & !board.occupied()).single_square()?;
+    (removed.count() == 2
+        && pos.legal_moves().iter().any(|m| {
+            m.is_capture() && !m.is_en_passant() && caught_on(pos, sensed, m, on, removed)
+        }))
+    .then_some(on)
+}
+
 /// Whether `m`'s piece, caught on `on` on its way, explains the board with
 /// the squares `removed` empty.
 fn caught_on(pos: &Chess, sensed: &SensedBoard, m: &Move, on: Square, removed: Bitboard) -> bool {

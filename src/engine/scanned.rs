@@ -11,9 +11,9 @@
 
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
-use super::cost::MARGIN;
+use super::cost::{MARGIN, SLIDE};
 use super::progress::{hand_in_progress, in_progress};
-use super::scan_slide::slide_caught;
+use super::scan_slide::{capture_slide_caught, slide_caught};
 use super::snapshots::Snapshots;
 use crate::{
     matcher::{admits_line, distinct},
@@ -92,7 +92,7 @@ fn shorter_hands(
         .min(MAX_HAND_PLIES);
     // Only a board that names the pieces tells a piece caught on its
     // path from another piece's move there.
-    let slides = if sensed.identifies_all() {
+    let slides = if sensed.identifies_all() || slides == Slides::Taking {
         slides
     } else {
         Slides::PutDown
@@ -160,7 +160,7 @@ impl SnapshotLines<'_> {
     /// [`Self::costed_lines`]; `usize::MAX` when none is read): more than
     /// none when every line needs a scan to have caught a blip.
     pub(super) fn read_costed(&self, pressed: usize, hands: bool) -> (ScanReading, usize) {
-        let (exact, hand, cost) = self.costed_lines(&[], pressed, hands);
+        let (exact, hand, cost) = self.costed_lines(&[], pressed, hands, false);
         (conclude(exact, &hand), cost)
     }
 
@@ -285,8 +285,9 @@ impl SnapshotLines<'_> {
                 continue;
             }
             // Whether the player to move at the candidate's end pressed is
-            // not known: his hand counts.
-            let (e, h) = self.lines(line, 0, hands);
+            // not known: his hand counts. A scan since may have caught a
+            // piece of the line on its way to a capture (a slide).
+            let (e, h, _) = self.costed_lines(line, 0, hands, true);
             exact.extend(e);
             hand.extend(h);
         }
@@ -303,7 +304,7 @@ impl SnapshotLines<'_> {
         pressed: usize,
         hands: bool,
     ) -> (Vec<Vec<Move>>, Vec<Vec<Move>>) {
-        let (exact, hand, _) = self.costed_lines(prefix, pressed, hands);
+        let (exact, hand, _) = self.costed_lines(prefix, pressed, hands, false);
         (exact, hand)
     }
 
@@ -311,15 +312,17 @@ impl SnapshotLines<'_> {
     /// cost ([`Snapshots::cost`]: a scan that caught a piece in two places
     /// is a blip): those within the margin of the cheapest survive, and
     /// that cost. A line needing a blip never survives beside one that
-    /// needs none, a hand at work included.
+    /// needs none, a hand at work included. With `slides` (candidates
+    /// followed), a scan before the last may have caught a piece of the
+    /// line on its way to a capture (see [`Snapshots::cost_sliding`]).
     fn costed_lines(
         &self,
         prefix: &[Move],
         pressed: usize,
         hands: bool,
+        slides: bool,
     ) -> (Vec<Vec<Move>>, Vec<Vec<Move>>, usize) {
-        let (pos, sensed, snapshots) = (self.pos, self.sensed, self.snapshots);
-        let (since, settling) = (self.since, self.settling);
+        let (pos, sensed) = (self.pos, self.sensed);
         let mut from = pos.clone();
         for &m in prefix {
             from.play_unchecked(m);
@@ -332,7 +335,7 @@ impl SnapshotLines<'_> {
         let mut best = (usize::MAX, usize::MAX);
         if !prefix.is_empty()
             && sensed.occupied() == from.board().occupied()
-            && let Some(cost) = snapshots.cost(pos, prefix, since, settling, false)
+            && let Some(cost) = self.line_cost(prefix, false, slides)
         {
             // The candidate itself, the board still there.
             exact.push(prefix.to_vec());
@@ -351,7 +354,7 @@ impl SnapshotLines<'_> {
                 exact_lines_of(&from, sensed, plies)
                     .into_iter()
                     .filter_map(|line| {
-                        let cost = snapshots.cost(pos, &whole(&line), since, settling, false)?;
+                        let cost = self.line_cost(&whole(&line), false, slides)?;
                         Some((line, cost))
                     })
             {
@@ -380,7 +383,7 @@ impl SnapshotLines<'_> {
         let shortest = exact.iter().map(|line| line.len() - prefix.len()).min();
         let pressed = pressed.saturating_sub(prefix.len());
         let mut hand: Vec<Vec<Move>> =
-            shorter_hands(&from, sensed, shortest, pressed, Slides::PutDown)
+            shorter_hands(&from, sensed, shortest, pressed, taking(slides))
                 .iter()
                 .map(|line| whole(line))
                 .collect();
@@ -390,7 +393,7 @@ impl SnapshotLines<'_> {
         let hand: Vec<(Vec<Move>, usize)> = hand
             .into_iter()
             .filter_map(|line| {
-                let cost = snapshots.cost(pos, &line, since, settling, true)?;
+                let cost = self.hand_cost(&line, slides)?;
                 Some((line, cost))
             })
             .collect();
@@ -404,6 +407,51 @@ impl SnapshotLines<'_> {
             .map(|(line, _)| line)
             .collect();
         (exact, hand, cheapest)
+    }
+}
+
+impl SnapshotLines<'_> {
+    /// What the snapshots make `line` cost ([`Snapshots::cost`]), with
+    /// `slides` as [`Snapshots::cost_sliding`] reads them.
+    fn line_cost(&self, line: &[Move], then_hand: bool, slides: bool) -> Option<usize> {
+        self.snapshots.cost_sliding(
+            self.pos,
+            line,
+            (self.since, self.settling),
+            then_hand,
+            slides,
+        )
+    }
+
+    /// What the snapshots make `line`, then a move in progress, cost; with
+    /// `slides`, a capture's piece the last scan caught on its path, the
+    /// victim off, is a slide (1), the scans before it passing through
+    /// `line` with that piece in the hand.
+    fn hand_cost(&self, line: &[Move], slides: bool) -> Option<usize> {
+        let mut end = self.pos.clone();
+        for &m in line {
+            end.play_unchecked(m);
+        }
+        match capture_slide_caught(&end, self.sensed) {
+            Some(on) if slides && !hand_in_progress(&end, self.sensed) => {
+                let lifted = SnapshotLines {
+                    snapshots: &self.snapshots.with_last(self.sensed.occupied().without(on)),
+                    ..*self
+                };
+                Some(SLIDE + lifted.line_cost(line, true, true)?)
+            }
+            _ => self.line_cost(line, true, slides),
+        }
+    }
+}
+
+/// The pieces in progress read after a line: with `slides`, also a
+/// capture's piece caught on its path (see [`Slides::Taking`]).
+fn taking(slides: bool) -> Slides {
+    if slides {
+        Slides::Taking
+    } else {
+        Slides::PutDown
     }
 }
 
@@ -751,6 +799,9 @@ fn hand_lines(
     if path.len() >= pressed
         && (hand_in_progress(pos, sensed)
             || slides == Slides::Caught && rook_first(pos, sensed)
+            || slides == Slides::Taking
+                && capture_slide_caught(pos, sensed)
+                    .is_some_and(|on| sensed.first_shown_by_latest_scan(on))
             || slides == Slides::Caught
                 && slide_caught(pos, sensed).is_some_and(|on| {
                     // After the moves the presses completed, or on a square
@@ -813,6 +864,11 @@ fn rook_first(pos: &Chess, sensed: &SensedBoard) -> bool {
 pub(super) enum Slides {
     Caught,
     PutDown,
+    /// Only a capture's piece caught on its path with the piece it takes
+    /// already off: on occupancy, a move made there would need the
+    /// opponent's hand at work besides (see
+    /// [`super::scan_slide::capture_slide_caught`]).
+    Taking,
 }
 
 /// Which moves in progress may explain a state, besides moves made.

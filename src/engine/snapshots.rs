@@ -9,7 +9,7 @@ mod shown;
 
 use shakmaty::{Bitboard, Board, Chess, Move, Piece, Position, Square};
 
-use super::cost::BLIP;
+use super::cost::{BLIP, SLIDE};
 use crate::matcher::{move_squares, occupancy_after};
 
 /// The most snapshots kept: more than a record ever lags behind the board.
@@ -136,10 +136,27 @@ impl Snapshots {
         settling: Bitboard,
         then_hand: bool,
     ) -> Option<usize> {
+        self.cost_sliding(pos, line, (since, settling), then_hand, false)
+    }
+
+    /// As [`Snapshots::cost`]; with `slides`, a scan before the last may
+    /// also have caught a piece of the line on an empty square of its path
+    /// to a capture, its own square and the victim's already empty (a
+    /// slide, 1: a scan is any instant of a move, and the hand took the
+    /// victim off first), unless the scan after it shows the same (a piece
+    /// that stood a whole scan period was put down).
+    pub fn cost_sliding(
+        &self,
+        pos: &Chess,
+        line: &[Move],
+        (since, settling): (u64, Bitboard),
+        then_hand: bool,
+        slides: bool,
+    ) -> Option<usize> {
         let shown = self.after(since);
         let states = states(pos, line, settling);
         if !then_hand {
-            return in_two_places(&states, &shown).map(|n| BLIP * n);
+            return in_two_places(&states, &shown, slides);
         }
         let end = states[states.len() - 1].occupied;
         if shown.last().is_some_and(|last| !last.is_subset(end)) {
@@ -155,7 +172,7 @@ impl Snapshots {
         {
             start -= 1;
         }
-        in_two_places(&states, &shown[..start]).map(|n| BLIP * n)
+        in_two_places(&states, &shown[..start], slides)
     }
 
     /// The last snapshot: its event and what it showed.
@@ -391,6 +408,11 @@ struct State {
     /// put down before the pawn is taken off, and the squares of the move
     /// before (`settling`) read anyhow.
     pieces: usize,
+    /// The empty squares of the next move's path when it captures (a
+    /// sliding piece's way to its victim), and the squares empty while a
+    /// scan catches it there: its own and the victim's.
+    path: Bitboard,
+    off: Bitboard,
 }
 
 /// The occupancies of `line`'s positions from `pos`, each with the squares
@@ -403,12 +425,26 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
     let mut moving = settling;
     for &m in line {
         let squares = move_squares(m, turn);
+        let (path, off) = match m {
+            Move::Normal {
+                from,
+                to,
+                capture: Some(_),
+                ..
+            } => (
+                shakmaty::attacks::between(from, to) & !occupied,
+                Bitboard::from_square(from) | Bitboard::from_square(to),
+            ),
+            _ => (Bitboard::EMPTY, Bitboard::EMPTY),
+        };
         states.push(State {
             occupied,
             moving: moving | squares,
             pieces: (occupied & squares).count()
                 + usize::from(m.is_promotion())
                 + (moving & !squares).count(),
+            path,
+            off,
         });
         occupied = occupancy_after(occupied, m, turn);
         turn = !turn;
@@ -418,8 +454,19 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
         occupied,
         moving,
         pieces: moving.count(),
+        path: Bitboard::EMPTY,
+        off: Bitboard::EMPTY,
     });
     states
+}
+
+/// Whether a snapshot `shown` caught the next move of `state`, a capture,
+/// with its piece on one square of its path and the victim already off:
+/// nothing else changed.
+fn slid(state: State, shown: Bitboard) -> bool {
+    let on = shown & !state.occupied;
+    on.single_square().is_some_and(|sq| state.path.contains(sq))
+        && shown & !on == state.occupied & !state.off
 }
 
 /// Whether the state `state` (with the squares of its next move read
@@ -434,23 +481,33 @@ fn two_places(state: State, shown: Bitboard) -> usize {
     (shown & state.moving).count().saturating_sub(state.pieces)
 }
 
-/// The fewest squares shown in two places (see [`two_places`]) over the
-/// snapshots `shown` when they pass, in order, through `states`: each a
-/// position of the line or one with the next move in progress (the
-/// squares it changes read anyhow); `None` if they do not.
-fn in_two_places(states: &[State], shown: &[Bitboard]) -> Option<usize> {
-    // The fewest so far with the last snapshot at each state.
+/// What the snapshots `shown` cost, at the least, when they pass, in
+/// order, through `states`: each a position of the line or one with the
+/// next move in progress (the squares it changes read anyhow), a blip
+/// (3) for each square shown in two places (see [`two_places`]) and, with
+/// `slides`, a slide (1) for a scan before the last that caught a
+/// capture's piece on its path (see [`slid`]); `None` if they do not.
+fn in_two_places(states: &[State], shown: &[Bitboard], slides: bool) -> Option<usize> {
+    // The cheapest so far with the last snapshot at each state.
     let mut best: Vec<Option<usize>> = vec![Some(0); states.len()];
-    for &shown in shown {
+    for (j, &shown_j) in shown.iter().enumerate() {
+        // A piece caught on the same square by the next scan stood there.
+        let may_slide = slides && shown.get(j + 1).is_some_and(|&next| next != shown_j);
         let mut before: Option<usize> = None;
         for (i, state) in states.iter().enumerate() {
             before = match (before, best[i]) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            best[i] = before
-                .filter(|_| can_show(*state, shown))
-                .map(|n| n + two_places(*state, shown));
+            best[i] = before.and_then(|n| {
+                if can_show(*state, shown_j) {
+                    Some(n + BLIP * two_places(*state, shown_j))
+                } else if may_slide && slid(*state, shown_j) {
+                    Some(n + SLIDE)
+                } else {
+                    None
+                }
+            });
         }
     }
     best.into_iter().flatten().min()
