@@ -18,6 +18,7 @@ use super::{
     occupancy_slide::{cheapest_lines, slide_square},
     passed_story::reweigh,
     phase::Phase,
+    scan_slide::gone_on_past,
     scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan},
     snapshots::{OddSquares, Snapshots},
 };
@@ -768,7 +769,17 @@ fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>, listed: bool) -> Opti
     } else {
         exact
     };
-    let all = distinct(exact.iter().chain(&hand).cloned().collect());
+    let followed: Vec<Vec<Move>> = exact.iter().chain(&hand).cloned().collect();
+    // A listed line no line within reach follows on from, whose last move's
+    // piece the scan shows gone on along its path, died of the following
+    // (it read a slide as the move), not of the scans: it stays listed, so
+    // the lines left are not recorded alone.
+    let stale = if listed {
+        gone_on_past(lines.pos, lines.sensed, moment.candidates, &followed)
+    } else {
+        Vec::new()
+    };
+    let all = distinct(followed.into_iter().chain(stale).collect());
     if all.len() > MAX_CANDIDATES {
         // Too many to follow: the arbiter has the list he was given.
         return Some(Reading::Wait);

@@ -138,6 +138,60 @@ fn may_go_on(pos: &Chess, m: Move) -> bool {
         .any(|other| other.from() == Some(from) && attacks::between(from, other.to()).contains(to))
 }
 
+/// The `candidates` (lines from `pos`) that none of `followed` goes on
+/// from and whose last move's piece the scan shows gone on along the same
+/// line: its square empty again and a square further on, empty after the
+/// candidate, full. One scan caught that piece on its way (a slide, 1)
+/// and the following read the square as the move: the candidate died of
+/// a gap in the following, not of the scans, and is no evidence against
+/// itself (docs/design/reconstruction.md, the tracker). Not when a line
+/// followed already tells that story (the longer move in its place).
+pub(super) fn gone_on_past(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    candidates: &[Vec<Move>],
+    followed: &[Vec<Move>],
+) -> Vec<Vec<Move>> {
+    candidates
+        .iter()
+        .filter(|c| !followed.iter().any(|line| line.starts_with(c)))
+        .filter(|c| went_on(pos, sensed, c, followed))
+        .cloned()
+        .collect()
+}
+
+/// Whether the scan shows the piece of `line`'s last move (a move to an
+/// empty square) gone on past it along its path, to a square no line of
+/// `followed` has it go to instead.
+fn went_on(pos: &Chess, sensed: &SensedBoard, line: &[Move], followed: &[Vec<Move>]) -> bool {
+    let Some((&last, before)) = line.split_last() else {
+        return false;
+    };
+    let (Move::Normal { from, to, .. }, false) = (last, last.is_capture()) else {
+        return false;
+    };
+    let mut p = pos.clone();
+    for &m in before {
+        if !p.is_legal(m) {
+            return false;
+        }
+        p.play_unchecked(m);
+    }
+    if sensed.occupied().contains(to) {
+        return false;
+    }
+    let end = p.board().occupied().without(from).with(to);
+    p.legal_moves().iter().any(|m| {
+        m.from() == Some(from)
+            && attacks::between(from, m.to()).contains(to)
+            && !end.contains(m.to())
+            && sensed.occupied().contains(m.to())
+            && !followed
+                .iter()
+                .any(|l| l.starts_with(before) && l.get(before.len()) == Some(m))
+    })
+}
+
 /// Whether the sensed board is `pos` with a piece of the player to move
 /// caught on a square strictly between the two squares of one of his legal
 /// moves (a pawn's double step, a bishop's, rook's or queen's move), the
