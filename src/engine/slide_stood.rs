@@ -25,7 +25,15 @@ pub(super) struct ScanPeriod {
     /// The shortest gap between two scans yet: the board's period, or a
     /// little less (scanners are not metronomes).
     period: Option<Millis>,
+    /// The last gaps between scans, newest at `next`: a board's period
+    /// repeats, where a scan off its schedule (a rough board's jitter)
+    /// makes a short gap once.
+    gaps: [Millis; GAPS],
+    next: usize,
 }
+
+/// How many gaps [`ScanPeriod`] keeps.
+const GAPS: usize = 8;
 
 impl ScanPeriod {
     /// A scan that changed the board came at `t`.
@@ -35,6 +43,8 @@ impl ScanPeriod {
         {
             let gap = t - last;
             self.period = Some(self.period.map_or(gap, |p| p.min(gap)));
+            self.gaps[self.next] = gap;
+            self.next = (self.next + 1) % GAPS;
         }
         self.last_at = Some(t);
     }
@@ -45,6 +55,36 @@ impl ScanPeriod {
     fn stood(&self, shown: Millis, t: Millis) -> bool {
         self.period
             .is_some_and(|p| t.saturating_sub(shown) > p.saturating_add(p / 2))
+    }
+
+    /// The shortest of the last gaps that came twice (within a tenth):
+    /// the board's period, or a multiple of it, never a gap one scan off
+    /// its schedule made (`None` until one repeats).
+    fn repeated_period(&self) -> Option<Millis> {
+        let kept = &self.gaps[..];
+        kept.iter()
+            .enumerate()
+            .filter(|&(i, &g)| {
+                g > 0
+                    && kept
+                        .iter()
+                        .enumerate()
+                        .any(|(j, &h)| j != i && h > 0 && g.abs_diff(h) <= g / 10)
+            })
+            .map(|(_, &g)| g)
+            .min()
+    }
+
+    /// Whether the last scan that changed the board came more than one
+    /// period after one at `shown`, by the period the gaps repeat (see
+    /// [`Self::repeated_period`]): the board stood as that one showed it
+    /// through a scan in between. A period read too long only says so
+    /// less often.
+    pub(super) fn stood_until_last(&self, shown: Millis) -> bool {
+        let (Some(t), Some(p)) = (self.last_at, self.repeated_period()) else {
+            return false;
+        };
+        t.saturating_sub(shown) > p.saturating_add(p / 2)
     }
 }
 

@@ -67,6 +67,23 @@ pub(super) struct Unconfirmed {
     /// its piece may have been on its way (a slide). After his press it
     /// was at rest (Art. 6.2.1).
     may_slide: bool,
+    /// The next scan came more than a scan period after the snapshot: the
+    /// board stood as it showed the moves (see [`stood_filled`]).
+    stood: bool,
+}
+
+/// Whether the board stood as `u`'s snapshot showed the squares it filled
+/// (and the next scan shows back) for more than a scan period, with the
+/// moves made still explaining the board: a blip lasts less than a period,
+/// and a piece dragged over a square crosses it in well under one (the
+/// cost table: a slide whose scan the board then stood as for more than
+/// one period, never), so the piece was put down there and the moves were
+/// made (18.Bf5 shown and standing 1.75 s, then f5 emptied, is no 18.Bxg6
+/// caught on f5). A square shown emptied may be a piece held in the hand.
+fn stood_filled(u: &Unconfirmed, stories: &Stories) -> bool {
+    u.stood
+        && (stories.back & !u.shown).is_empty()
+        && !(stories.made_exact.is_empty() && stories.made_hand.is_empty())
 }
 
 /// The board read two ways, while moves wait: every line from the
@@ -186,6 +203,7 @@ impl Engine {
                 presses: 0,
                 made_shown: None,
                 may_slide,
+                stood: false,
             });
         }
     }
@@ -198,7 +216,7 @@ impl Engine {
     /// fewer moves waits one scan more.
     pub(super) fn settle_unconfirmed(&mut self) {
         self.forget_unexplained_blip();
-        let Some(u) = self.unconfirmed.take() else {
+        let Some(mut u) = self.unconfirmed.take() else {
             return;
         };
         if self.game().ply() != u.ply || self.game().is_over() {
@@ -217,6 +235,8 @@ impl Engine {
                 return;
             }
         };
+        u.stood |=
+            self.snapshots.count_after(u.seq) == 1 && self.scan_period.stood_until_last(u.made_at);
         if u.strict {
             // The clock may already say the moves were all made: a press
             // for each (Art. 6.2.1; 46.Kh7 Rf5 47.h5 shown with h5 the
@@ -241,6 +261,9 @@ impl Engine {
             // then c4 full again: the moves would have to go on for three
             // more to leave the board as it was).
             return self.forget(u, stories);
+        }
+        if stood_filled(&u, &stories) {
+            return self.confirm(u);
         }
         if !stories.shown_back {
             // The square may have been crossed and then filled by another
