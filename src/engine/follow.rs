@@ -163,7 +163,7 @@ impl Engine {
 }
 
 /// The position after `line` from `pos`, if every move is legal there.
-fn play(pos: &Chess, line: &[Move]) -> Option<Chess> {
+pub(super) fn play(pos: &Chess, line: &[Move]) -> Option<Chess> {
     let mut p = pos.clone();
     for &m in line {
         if !p.is_legal(m) {

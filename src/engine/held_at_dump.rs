@@ -23,6 +23,7 @@ use super::evaluate::Observed;
 use super::{
     Engine, Scanned,
     cost::{INFERRED_PLY, MARGIN, SLIDE},
+    follow::play,
     hypotheses::SNAPSHOT_PLIES,
     in_progress,
 };
@@ -175,16 +176,10 @@ impl Engine {
             return false;
         }
         let pos = self.game().position();
-        self.hypotheses.lines.iter().any(|line| {
-            let mut end = pos.clone();
-            for &m in line {
-                if !end.is_legal(m) {
-                    return false;
-                }
-                end.play_unchecked(m);
-            }
-            in_progress(&end, &self.sensed)
-        })
+        self.hypotheses
+            .lines
+            .iter()
+            .any(|line| play(pos, line).is_some_and(|end| in_progress(&end, &self.sensed)))
     }
 }
 
@@ -208,13 +203,7 @@ impl Engine {
         let target = Target::sensed(&self.sensed);
         let mut gone_on: Vec<(Vec<Move>, usize)> = Vec::new();
         for line in &self.hypotheses.lines {
-            let mut end = pos.clone();
-            for &m in line {
-                if !end.is_legal(m) {
-                    return None;
-                }
-                end.play_unchecked(m);
-            }
+            let end = play(pos, line)?;
             if target.matches(end.board()) {
                 gone_on.push((line.clone(), 0));
                 continue;
