@@ -80,6 +80,13 @@ impl Engine {
                     if self.dumped {
                         self.unseen = self.sensed.occupied();
                         self.dump_seq = self.seq;
+                        if !self.sensed.identifies_all() {
+                            // Searched now, so that a piece put down on its
+                            // way past the dump's lines waits as it would
+                            // from the record (`sliding_past_dump`).
+                            let pos = self.game().position().clone();
+                            self.dump_lines(&pos);
+                        }
                     }
                 } else if !self.scanned && self.snapshots.only() {
                     // A scanning board's first scan, showing what already

@@ -17,6 +17,7 @@
 //! - `endings.rs` and `claim.rs`: games ending by themselves, flags,
 //!   resignations, agreed and claimed draws.
 
+mod after_dump;
 mod apply;
 mod blip_press;
 mod brief;

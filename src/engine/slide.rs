@@ -57,13 +57,18 @@ impl Engine {
     /// slide: the record's opponent, or, when the sliding piece is a reply
     /// to a capture the board never showed, the record's player to move.
     pub(super) fn lift_ends_slide(&self, sq: Square, t: Millis) -> bool {
+        if !self.settle.is_due(t, self.config.settle_ms) || self.read_due(t) {
+            return false;
+        }
+        if let Some((_, end)) = self.sliding_past_dump(None) {
+            // Past a dump: the opponent of the player whose line it is.
+            return end.board().color_at(sq) == Some(!end.turn())
+                && self.sliding_past_dump(Some(sq)).is_none();
+        }
         let pos = self.game().position();
         let Some(color) = pos.board().color_at(sq) else {
             return false;
         };
-        if !self.settle.is_due(t, self.config.settle_ms) || self.read_due(t) {
-            return false;
-        }
         let lifter = if self.reply_sliding_since().is_some() {
             pos.turn()
         } else {
@@ -83,7 +88,8 @@ impl Engine {
         match lifting {
             None => self
                 .sliding_on_record(None)
-                .or_else(|| self.reply_sliding_since()),
+                .or_else(|| self.reply_sliding_since())
+                .or_else(|| self.sliding_past_dump(None).map(|(at, _)| at)),
             Some(_) => self.sliding_on_record(lifting),
         }
     }
@@ -105,7 +111,17 @@ impl Engine {
         if self.scanned || self.game().is_over() {
             return None;
         }
-        let pos = self.game().position();
+        self.sliding_from(self.game().position(), lifting)
+    }
+
+    /// As [`Engine::sliding_on_record`], from `pos` rather than the
+    /// record's position: the end of a line read past a dump
+    /// (`after_dump.rs`).
+    pub(super) fn sliding_from(
+        &self,
+        pos: &shakmaty::Chess,
+        lifting: Option<Square>,
+    ) -> Option<Millis> {
         let board = pos.board();
         let sensed = self.sensed.occupied() & !lifting.map_or(Bitboard::EMPTY, Bitboard::from);
         let filled = sensed & !board.occupied();
