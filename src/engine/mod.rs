@@ -43,6 +43,7 @@ mod input;
 mod next_game;
 mod occupancy_slide;
 mod orientation;
+mod outage_scan;
 mod output;
 mod passed_story;
 mod phase;

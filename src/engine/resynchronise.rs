@@ -57,7 +57,12 @@ impl Engine {
         } else {
             Limits::default()
         };
-        let found = match resync(&pos, &target, &limits) {
+        let found = resync(&pos, &target, &limits);
+        let found = match found {
+            // After an outage, the lines pass through the dump exactly.
+            found if self.reading_through_scan_dump(occupancy) => {
+                self.through_scan_dump(&pos, found, &target)
+            }
             // On a board that identifies pieces, the snapshots since the
             // record's position rule out the orders of moves that never
             // stood as they showed (a scan showed 4.dxe5 Nxe5 5.Nxe5, so
