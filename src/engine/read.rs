@@ -909,7 +909,7 @@ fn read_scan_moves(
         // per square the move it showed changed, it costs more than the
         // ply the long line infers (6 or more against 2), so the short
         // line is no certain story. Both are listed, and the next states
-        // (whose turn it is) tell them apart.
+        // (whose turn it is) tell them apart (or a hand, `against`).
         Some(Reading::Moves(moves))
             if scanned == Scanned::Snapshot
                 && sensed.identifies_all()
@@ -917,13 +917,11 @@ fn read_scan_moves(
                 && shows_after(pos, sensed, &moves)
                 && let since = game.basis(game.ply())
                 && !snapshots.allow_pieces_sliding(pos, &moves, since)
-                && let longer =
-                    longer_through_snapshots(pos, sensed, snapshots, moves.len() + 1, since)
-                && !longer.is_empty() =>
+                && let rivals =
+                    rivals_through_snapshots(pos, sensed, snapshots, moves.len(), since)
+                && !rivals.lines.is_empty() =>
         {
-            Some(Reading::Ambiguous(
-                std::iter::once(moves).chain(longer).collect(),
-            ))
+            Some(rivals.against(moves, moment.closing))
         }
         // Those that do wait for the next scan if a square the last one
         // changed could be a blip (unless the players ended the game: no
@@ -955,6 +953,80 @@ fn longer_through_snapshots(
         .into_iter()
         .filter(|line| snapshots.allow_pieces(pos, line, since))
         .collect()
+}
+
+/// The rivals of a line of `plies` moves the last scan shows but an
+/// earlier one since event `since` rules out: the lines of one ply more
+/// to the same board through every snapshot
+/// ([`longer_through_snapshots`]), or else the lines of as many plies
+/// the last scan shows with the next move in progress (a hand at work,
+/// 1), passing every snapshot before it with no fault (53...Qb3 shown
+/// with White's knight lifted, then 54.Nd4 with the queen in the hand:
+/// no 53...Qd4 54.Nxd4, which no scan of the queen on b3 is an instant of).
+fn rivals_through_snapshots<'a>(
+    pos: &'a Chess,
+    sensed: &'a SensedBoard,
+    snapshots: &'a Snapshots,
+    plies: usize,
+    since: u64,
+) -> Rivals<'a> {
+    let mut rivals = Rivals {
+        lines: longer_through_snapshots(pos, sensed, snapshots, plies + 1, since),
+        hand: false,
+        pos,
+        sensed,
+        snapshots,
+        since,
+    };
+    if rivals.lines.is_empty() {
+        rivals.hand = true;
+        rivals.lines = super::scanned::hand_explanations(pos, sensed, plies)
+            .into_iter()
+            .filter(|line| {
+                line.len() == plies && snapshots.allow_pieces_then_hand(pos, line, since)
+            })
+            .collect();
+    }
+    rivals
+}
+
+/// The lines through every snapshot since event `since` that rival a
+/// short line an earlier snapshot rules out; `hand`: the last snapshot
+/// shows them with the next move in progress.
+struct Rivals<'a> {
+    lines: Vec<Vec<Move>>,
+    hand: bool,
+    pos: &'a Chess,
+    sensed: &'a SensedBoard,
+    snapshots: &'a Snapshots,
+    since: u64,
+}
+
+impl Rivals<'_> {
+    /// Reads `moves`, which the last scan shows but an earlier one since
+    /// `since` rules out (at least a blip, 3), against the rivals by the
+    /// cost table: one longer line each ply of which a scan showed (0) is
+    /// cheaper beyond the margin and is read as moves (53...Qb3 54.Nd4
+    /// Qc4, each caught, not 53...Qc4 54.Nd4 with the queen on b3 a blip);
+    /// a rival that infers a ply (2) or ends in a hand (1) is not, and both
+    /// are listed. `closing`: no scan comes to show a blip.
+    fn against(self, moves: Vec<Move>, closing: bool) -> Reading {
+        let (pos, snapshots, since) = (self.pos, self.snapshots, self.since);
+        if !self.hand
+            && let [line] = self.lines.as_slice()
+            && INFERRED_PLY * snapshots.plies_unseen(pos, line, since, false) + MARGIN < BLIP
+        {
+            // A square the last scan changed may still be a blip.
+            let occupied = self.sensed.occupied();
+            let suspect = snapshots.blip_suspects(pos.board().occupied(), occupied);
+            return if closing {
+                Reading::Moves(line.clone())
+            } else {
+                unless_blip(line.clone(), suspect)
+            };
+        }
+        Reading::Ambiguous(std::iter::once(moves).chain(self.lines).collect())
+    }
 }
 
 /// Whether the sensors show the position after `line` from `pos`.

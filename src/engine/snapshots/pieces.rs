@@ -24,8 +24,25 @@ impl Snapshots {
     /// shows with a move in progress after it: the snapshots before the
     /// last must pass.
     pub fn allow_pieces_sliding_then_hand(&self, pos: &Chess, line: &[Move], since: u64) -> bool {
+        self.allow_pieces_then_hand_as(pos, line, since, true)
+    }
+
+    /// As [`Snapshots::allow_pieces_sliding_then_hand`], with no piece
+    /// caught on its path: a story that needs no fault but the hand the
+    /// last snapshot shows.
+    pub fn allow_pieces_then_hand(&self, pos: &Chess, line: &[Move], since: u64) -> bool {
+        self.allow_pieces_then_hand_as(pos, line, since, false)
+    }
+
+    fn allow_pieces_then_hand_as(
+        &self,
+        pos: &Chess,
+        line: &[Move],
+        since: u64,
+        slides: bool,
+    ) -> bool {
         let before_last = self.pieces.len().saturating_sub(1);
-        PieceStates::new(pos, line, true).passes(
+        PieceStates::new(pos, line, slides).passes(
             self.pieces[..before_last]
                 .iter()
                 .filter(|(seq, _)| *seq > since)
