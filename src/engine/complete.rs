@@ -53,8 +53,9 @@ impl Engine {
     pub(super) fn press(&mut self, color: Color, t: Millis) {
         self.settle_slide_press();
         self.clock.last_press = Some(color);
+        let (turn, seq) = (self.game().position().turn(), self.seq);
         if let Some(u) = self.unconfirmed.as_mut() {
-            u.presses += 1;
+            u.pressed(color, turn, seq);
         }
         let early = self.clock.early_press.take();
         let game = self.game();

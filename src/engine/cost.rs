@@ -23,6 +23,11 @@ pub(super) const SLIDE: usize = 1;
 /// work, where another reads them as positions shown, is the dearer one.
 pub(super) const HAND: usize = 1;
 
+/// The opponent's hand at work (or his move made) before the mover's
+/// press, a clock in use: a player may move before his opponent has
+/// pressed (Art. 6.2.2), but mostly waits for the press.
+pub(super) const EARLY_HAND: usize = 1;
+
 /// One square read wrong for one report: sensors flicker, but less often
 /// than pieces move.
 pub(super) const BLIP: usize = 3;

@@ -166,6 +166,7 @@ pub(super) fn weigh_slide(
     back: Bitboard,
     [made, past_blip]: [Story<'_>; 2],
     slid: Story<'_>,
+    made_early: usize,
 ) -> Option<SlideVerdict> {
     let (&last, before) = moves.split_last()?;
     let mut from = pos.clone();
@@ -175,7 +176,7 @@ pub(super) fn weigh_slide(
     let square = slide_square(&from, last, Bitboard::FULL) & back;
     let on = square.first()?;
     let k = moves.len();
-    let gone_on = made.cost(pos, |_| 0);
+    let gone_on = made.cost(pos, |_| made_early);
     let stood = past_blip.cost(pos, |_| BLIP);
     let made_cost = gone_on.into_iter().chain(stood).min()?;
     // The piece still in the hand at the last scan (its square empty, the
@@ -317,6 +318,7 @@ mod tests {
                 Bitboard::from_square(Square::E1),
                 [made(&[]), made(&made_line)],
                 story,
+                0,
             );
             assert_eq!(got, Some(verdict), "Rd1-{to}");
         }
@@ -423,6 +425,7 @@ mod tests {
             f3,
             [story(&made, &shown), story(&[], &shown)],
             story(&slid, &repaired),
+            0,
         );
         assert_eq!(got, Some(SlideVerdict::BothSlidCheaper));
     }

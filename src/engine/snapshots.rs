@@ -361,6 +361,11 @@ impl Snapshots {
     }
 
     /// The snapshots after event `since`, oldest first.
+    /// The event of the first scan after event `seq`.
+    pub(super) fn next_seq_after(&self, seq: u64) -> Option<u64> {
+        self.list.iter().map(|&(s, _)| s).find(|&s| s > seq)
+    }
+
     fn after(&self, since: u64) -> Vec<Bitboard> {
         self.list
             .iter()

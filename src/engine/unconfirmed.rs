@@ -21,10 +21,11 @@ mod cheaper_blip;
 mod ending;
 mod stayed_full;
 
-use shakmaty::{Bitboard, Move, Position, Square};
+use shakmaty::{Bitboard, Color, Move, Position, Square};
 
 use super::{
     Engine,
+    cost::EARLY_HAND,
     occupancy_slide::{SlideVerdict, Story, may_be_on_its_way, weigh_slide},
     scanned::{
         ScanReading, SnapshotLines, exact_explanations, hand_explanations, is_legal_line,
@@ -70,6 +71,9 @@ pub(super) struct Unconfirmed {
     /// The next scan came more than a scan period after the snapshot: the
     /// board stood as it showed the moves (see [`stood_filled`]).
     stood: bool,
+    /// The engine's last event when the last move's player first pressed
+    /// after the snapshot (see [`Unconfirmed::pressed`]).
+    mover_pressed: Option<u64>,
 }
 
 /// Whether the board stood as `u`'s snapshot showed the squares it filled
@@ -153,6 +157,37 @@ impl Unconfirmed {
     fn patient(&self) -> bool {
         self.before == 0 && self.moves.len() == 1
     }
+
+    /// What the moves made, gone on, cost for the opponent's hand before
+    /// the mover's press (`EARLY_HAND`), once the scan after the snapshot
+    /// showed the square back (`shown_back`, a clock in use): in that story
+    /// the piece was taken or moved on by then, while its player pressed
+    /// only after that scan. The slide's story has the move shown made,
+    /// then the press; a blip's, the piece at rest all along.
+    fn early_hand(&self, snapshots: &Snapshots, shown_back: bool) -> usize {
+        let next = snapshots.next_seq_after(self.seq);
+        let late_press = self.mover_pressed.zip(next).is_some_and(|(p, n)| p >= n);
+        if shown_back && late_press {
+            EARLY_HAND
+        } else {
+            0
+        }
+    }
+
+    /// Notes a press by `color` at the engine's event `seq`, the record's
+    /// player to move being `turn`: the first by the player of the last
+    /// move waiting is when that move was completed (Art. 6.2.1).
+    pub(super) fn pressed(&mut self, color: Color, turn: Color, seq: u64) {
+        self.presses += 1;
+        let mover = if self.moves.len() % 2 == 1 {
+            turn
+        } else {
+            !turn
+        };
+        if color == mover && self.mover_pressed.is_none() {
+            self.mover_pressed = Some(seq);
+        }
+    }
 }
 
 /// How many later scans may leave both a patient move and the blip
@@ -204,6 +239,7 @@ impl Engine {
                 made_shown: None,
                 may_slide,
                 stood: false,
+                mover_pressed: None,
             });
         }
     }
@@ -346,6 +382,7 @@ impl Engine {
                 story(&past_blip, &blind),
             ],
             story(&slid_lines, &stories.repaired),
+            u.early_hand(&self.snapshots, self.clock.in_use && stories.shown_back),
         );
         // The scan after the one awaited filled a square where it may have
         // caught a piece on its way too (the rook taking back caught on
