@@ -12,8 +12,11 @@
 //! passes (judged as the board stood at the press). A piece put down
 //! before the press and lifted after it is no blip where the opponent can
 //! take it: the next hand is his, and that lift may be his capture begun
-//! however soon it comes (a fast game's 10...cxb5 11.Bxb5+). See
-//! docs/design/reconstruction.md, the observation models.
+//! however soon it comes (a fast game's 10...cxb5 11.Bxb5+), unless the
+//! board as it stood reads only as moves whose presses were forgotten, a
+//! fault as rare as a blip each (Art. 6.2.1), dearer than the blip by more
+//! than the margin. See docs/design/reconstruction.md, the observation
+//! models and the cost table.
 
 use shakmaty::{Color, Piece, Position, Square};
 
