@@ -12,13 +12,24 @@
 //! passes (judged as the board stood at the press). A piece put down
 //! before the press and lifted after it is no blip where the opponent can
 //! take it: the next hand is his, and that lift may be his capture begun
-//! however soon it comes (a fast game's 10...cxb5 11.Bxb5+). See
-//! docs/design/reconstruction.md, the observation models.
+//! however soon it comes (a fast game's 10...cxb5 11.Bxb5+), unless the
+//! board as it stood reads only as moves whose presses were forgotten, a
+//! fault as rare as a blip each (Art. 6.2.1), dearer than the blip by more
+//! than the margin. See docs/design/reconstruction.md, the observation
+//! models and the cost table.
 
 use shakmaty::{Color, Piece, Position, Square};
 
-use super::Engine;
-use crate::event::{BoardEvent, Millis, Seconds, TimedEvent};
+use super::{
+    Engine,
+    cost::{BLIP, MARGIN, MISSING_PRESS, presses_missing},
+    read::{Reading, read_moves},
+};
+use crate::{
+    event::{BoardEvent, Millis, Seconds, TimedEvent},
+    game::Game,
+    sensed::SensedBoard,
+};
 
 /// A press kept while the square changed just before it may be a blip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +119,8 @@ impl Engine {
                 if soon
                     && *sq == kept.sq
                     && kept.lifted.is_none()
-                    && !self.opponent_can_take(kept.color, *sq) =>
+                    && (!self.opponent_can_take(kept.color, *sq)
+                        || self.stood_forgets_presses(*sq)) =>
             {
                 self.clock.blip_press = None;
                 return WhilePressKept::PutBack(kept);
@@ -127,6 +139,24 @@ impl Engine {
         let occupied = self.sensed.occupied();
         let board = self.game().position().board();
         (board.attacks_to(sq, !color, occupied) & occupied).any()
+    }
+
+    /// Whether the board as it stood at the press reads only as moves
+    /// that forgot presses (Art. 6.2.1: a player presses having moved, so
+    /// each move but the last read at one press had its press forgotten,
+    /// as rare as a blip) costing more than the margin above the board
+    /// read without the piece put on `sq` (a blip) and its own forgotten
+    /// presses: 8.Qxf6 with d4 flickering full across the press is no
+    /// 8.Qf4 Qd4 9.Qf6 (two presses forgotten, 6, against a blip, 3).
+    fn stood_forgets_presses(&self, sq: Square) -> bool {
+        let game = self.game();
+        let pressed = self.clock.presses_ahead;
+        let Some(stood) = unpressed_cost(game, &self.sensed, pressed) else {
+            return false;
+        };
+        let mut without = self.sensed.clone();
+        without.lift(sq, self.seq);
+        unpressed_cost(game, &without, pressed).is_some_and(|blip| BLIP + blip + MARGIN < stood)
     }
 
     /// Judges the press kept, if the settle time of its lift has passed by
@@ -162,5 +192,16 @@ impl Engine {
     pub(super) fn judge_after_put_back(&mut self, kept: BlipPress) {
         self.clock.blip_press = Some(kept);
         self.judge_blip_press();
+    }
+}
+
+/// What the presses a reading of `sensed` from the record's position
+/// forgot cost, `pressed` presses since the record and one more to come
+/// (the press being judged completes the last move); `None` when the board
+/// reads as no moves made.
+fn unpressed_cost(game: &Game, sensed: &SensedBoard, pressed: usize) -> Option<usize> {
+    match read_moves(game, sensed) {
+        Some(Reading::Moves(line)) => Some(MISSING_PRESS * presses_missing(line.len(), pressed)),
+        _ => None,
     }
 }

@@ -1142,7 +1142,10 @@ fn read_event_moves(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
     }
 }
 
-fn read_moves(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
+/// What the square histories read from the record's position (event
+/// boards): one move, the last changed or taken back, two, an older
+/// position, three.
+pub(super) fn read_moves(game: &Game, sensed: &SensedBoard) -> Option<Reading> {
     let n = game.ply();
     let since = game.basis(n);
     let pos = game.position();
