@@ -26,12 +26,15 @@ use super::{
 use crate::resync::{Limits, SyncState};
 
 /// A story a scan is read by: the moves from the record's position, its
-/// cost, and whether the last scan shows a move in progress after them.
+/// cost, whether the last scan shows a move in progress after them, and
+/// how many of them are completed (the next one made, or the next
+/// player's hand at work; not a move whose own piece is in the hand).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Story {
     line: Vec<Move>,
     cost: usize,
     hand: bool,
+    completed: usize,
 }
 
 impl Engine {
@@ -63,7 +66,7 @@ impl Engine {
         let lines: Vec<Vec<Move>> = stories.iter().map(|story| story.line.clone()).collect();
         // The moves every story begins with are completed (Art. 6.2.1)
         // where another follows them, or the next player's hand: recorded.
-        let completed = stories.iter().map(|s| s.line.len() - usize::from(!s.hand));
+        let completed = stories.iter().map(|s| s.completed);
         let mut certain = common_prefix(lines.iter());
         certain.truncate(completed.min().unwrap_or(0));
         let listed = self
@@ -138,8 +141,10 @@ impl Engine {
         for listed in &self.hypotheses.lines {
             for story in self.listed_gone_on(pos, listed) {
                 match stories.iter_mut().find(|s| s.line == story.line) {
-                    Some(s) if s.cost <= story.cost => {}
-                    Some(s) => *s = story,
+                    Some(s) => {
+                        s.completed = s.completed.min(story.completed);
+                        s.cost = s.cost.min(story.cost);
+                    }
                     None => stories.push(story),
                 }
             }
@@ -198,10 +203,12 @@ impl Engine {
         let from = (pos, listed, &end);
         let push = |line: Vec<Move>, hand: bool, extra: usize, found: &mut Vec<Story>| {
             if let Some(cost) = self.story_cost(from, &line, hand) {
+                let completed = line.len() - usize::from(!hand);
                 found.push(Story {
                     line,
                     cost: cost + extra,
                     hand,
+                    completed,
                 });
             }
         };
@@ -268,10 +275,12 @@ impl Engine {
                 None => self.snapshots.story_cost(pos, &line, since, false),
             };
             if let Some(cost) = cost {
+                let completed = line.len() - 1;
                 found.push(Story {
                     line,
                     cost,
                     hand: false,
+                    completed,
                 });
             }
         }
@@ -282,10 +291,12 @@ impl Engine {
             && hand_in_progress(&before, &self.sensed)
             && let Some(cost) = cost
         {
+            // Its last move's own piece in the hand: not completed.
             found.push(Story {
                 line: listed.to_vec(),
                 cost,
                 hand: true,
+                completed: stage.len(),
             });
         }
         found
