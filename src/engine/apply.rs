@@ -163,6 +163,8 @@ impl Engine {
                         lagged,
                         costed,
                         since: Vec::new(),
+                        costs: Vec::new(),
+                        weighed: 0,
                     }
                 };
             }
