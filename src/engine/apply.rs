@@ -163,8 +163,6 @@ impl Engine {
                         lagged,
                         costed,
                         since: Vec::new(),
-                        costs: Vec::new(),
-                        weighed: 0,
                     }
                 };
             }

@@ -79,10 +79,7 @@ impl Engine {
             HeldAtDump::Listed => return,
             HeldAtDump::Read => {}
         }
-        if let Some(in_hand) = self
-            .follow_dump_listing(at)
-            .or_else(|| self.follow_scan_listing(at))
-        {
+        if let Some(in_hand) = self.follow_dump_listing(at) {
             return self.settle_phase(at, true, in_hand);
         }
         let (reading, put_off) = self.first_reading(at, unlisted, put_off);

@@ -105,7 +105,7 @@ impl Engine {
 
 /// Whether `m` moves the piece of `held` from the same square on through
 /// the square `held` put it on: the scan caught it there on its way.
-pub(super) fn slid_through(held: Move, m: Move) -> bool {
+fn slid_through(held: Move, m: Move) -> bool {
     m.from() == held.from()
         && m.role() == held.role()
         && m.to() != held.to()

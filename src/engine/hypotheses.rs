@@ -47,11 +47,6 @@ pub(super) struct Hypotheses {
     /// For each line, the board event after which its end position stood
     /// (see `follow.rs`): the squares reported since are the next moves'.
     pub(super) since: Vec<(Vec<Move>, u64)>,
-    /// On a board that names the pieces and only scans, what each line
-    /// listed costs through the scans up to event `weighed`
-    /// (`scan_listing.rs`): the next scan only adds to it.
-    pub(super) costs: Vec<(Vec<Move>, usize)>,
-    pub(super) weighed: u64,
 }
 
 impl Hypotheses {
@@ -435,8 +430,6 @@ impl Engine {
             lagged,
             costed: false,
             since,
-            costs: Vec::new(),
-            weighed: 0,
         };
         let sans = self.candidates_san();
         let numbered: Vec<String> = sans
@@ -583,8 +576,6 @@ mod tests {
             lagged: false,
             costed: false,
             since: Vec::new(),
-            costs: Vec::new(),
-            weighed: 0,
         };
         h.went_on(&[e4, e5]);
         assert_eq!(h.state, SyncState::Ambiguous);

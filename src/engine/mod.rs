@@ -53,7 +53,6 @@ mod provisional;
 mod read;
 mod record;
 mod resynchronise;
-mod scan_listing;
 mod scan_slide;
 mod scanned;
 mod settle;
@@ -414,9 +413,7 @@ impl Engine {
             self.list_undecided();
         } else if self.hand_awaited
             && !self.game().is_over()
-            && (self.clock.pending_press[self.game().position().turn()]
-                || self.slide_at_end()
-                || self.listing_followed())
+            && (self.clock.pending_press[self.game().position().turn()] || self.slide_at_end())
         {
             // The player to move pressed his clock after the board last
             // changed, and nothing came after: the board stands as he left

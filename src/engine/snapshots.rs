@@ -9,7 +9,7 @@ mod shown;
 
 use shakmaty::{Bitboard, Board, Chess, Move, Piece, Position, Square};
 
-use super::cost::{BLIP, INFERRED_PLY, SLIDE};
+use super::cost::{BLIP, SLIDE};
 use crate::matcher::{move_squares, occupancy_after};
 
 /// The most snapshots kept: more than a record ever lags behind the board.
@@ -627,19 +627,6 @@ impl PieceStates {
         Square::ALL.into_iter().all(|sq| {
             let got = shown[sq.to_usize()];
             got == self.boards[k].piece_at(sq) || got.is_none() && self.moving[k].contains(sq)
-        })
-    }
-
-    /// Whether a snapshot `shown` is position `k` with the next move's
-    /// pieces lifted or its piece caught on a square of its path (a slide):
-    /// the position stood, and the scan caught the move after it.
-    fn shows_caught(&self, k: usize, shown: &[Option<Piece>; 64]) -> bool {
-        let (path, mover) = self.path[k];
-        Square::ALL.into_iter().all(|sq| {
-            let got = shown[sq.to_usize()];
-            got == self.boards[k].piece_at(sq)
-                || got.is_none() && self.moving[k].contains(sq)
-                || got.is_some() && got == mover && path.contains(sq)
         })
     }
 

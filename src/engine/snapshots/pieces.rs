@@ -71,69 +71,6 @@ impl Snapshots {
             .count()
     }
 
-    /// The cost table's figure for `line`, played from `pos` (shown by
-    /// event `since`), through the identifying snapshots after `since`
-    /// (docs/design/reconstruction.md): 2 per ply whose position no
-    /// snapshot showed (piece for piece, with the next move's pieces
-    /// lifted, or with its piece caught on its path), 1 per snapshot that
-    /// caught a piece on its path (a slide), the fewest the snapshots
-    /// allow in order. `hand`: the last snapshot shows a move in progress
-    /// after the line and is weighed by the caller, as are the snapshots
-    /// just before it that do not show the line's end; it shows the last
-    /// ply.
-    /// `None`: the snapshots cannot be instants of the line.
-    pub fn story_cost(&self, pos: &Chess, line: &[Move], since: u64, hand: bool) -> Option<usize> {
-        let plain = PieceStates::new(pos, line, false);
-        let sliding = PieceStates::new(pos, line, true);
-        let mut shown: Vec<&[Option<Piece>; 64]> = self
-            .pieces
-            .iter()
-            .filter(|(seq, _)| *seq > since)
-            .map(|(_, shown)| &**shown)
-            .collect();
-        let n = plain.boards.len();
-        if hand {
-            // The last snapshot, and those before it that do not show the
-            // line's end either: the same move in progress, caught earlier.
-            shown.pop();
-            while shown.last().is_some_and(|s| !plain.fits(n - 1, s)) {
-                shown.pop();
-            }
-        }
-        // best[k]: the fewest slides with the snapshots so far read up to
-        // state k, the last of them at k.
-        let mut best: Vec<Option<usize>> = (0..n).map(|k| (k == 0).then_some(0)).collect();
-        for s in &shown {
-            let mut reached: Option<usize> = None;
-            best = (0..n)
-                .map(|k| {
-                    reached = match (reached, best[k]) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
-                    let step = if plain.fits(k, s) {
-                        Some(0)
-                    } else if sliding.fits(k, s) {
-                        Some(SLIDE)
-                    } else {
-                        None
-                    };
-                    Some(reached? + step?)
-                })
-                .collect();
-        }
-        let slides = best.iter().flatten().min()?;
-        let counted = line.len() - usize::from(hand && !line.is_empty());
-        let unseen = (1..=counted)
-            .filter(|&k| {
-                !shown
-                    .iter()
-                    .any(|s| plain.shows(k, s) || sliding.shows_caught(k, s))
-            })
-            .count();
-        Some(super::INFERRED_PLY * unseen + slides)
-    }
-
     fn allow_pieces_as(&self, pos: &Chess, line: &[Move], since: u64, slides: bool) -> bool {
         PieceStates::new(pos, line, slides).passes(
             self.pieces
@@ -237,11 +174,6 @@ impl Snapshots {
             }
         }
         found
-    }
-
-    /// The event of the last identifying snapshot, if any.
-    pub fn last_pieces_seq(&self) -> Option<u64> {
-        self.pieces.last().map(|(seq, _)| *seq)
     }
 
     /// What the identifying snapshot before the last one showed on `sq`;
