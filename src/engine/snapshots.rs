@@ -360,12 +360,12 @@ impl Snapshots {
         pinned_in(&self.after(since), pos, line, settling)
     }
 
-    /// The snapshots after event `since`, oldest first.
     /// The event of the first scan after event `seq`.
     pub(super) fn next_seq_after(&self, seq: u64) -> Option<u64> {
         self.list.iter().map(|&(s, _)| s).find(|&s| s > seq)
     }
 
+    /// The snapshots after event `since`, oldest first.
     fn after(&self, since: u64) -> Vec<Bitboard> {
         self.list
             .iter()
