@@ -28,6 +28,13 @@ pub(super) const HAND: usize = 1;
 /// pressed (Art. 6.2.2), but mostly waits for the press.
 pub(super) const EARLY_HAND: usize = 1;
 
+/// A ply no scan saw any trace of, on top of [`INFERRED_PLY`]: every
+/// square it changed reads, at the next position a scan showed, as it did
+/// before the ply (a capture whose square it left was refilled by the
+/// reply before the next scan). It exists only to make a later move legal,
+/// and needs its changes undone unseen, as rare as a flicker.
+pub(super) const TRACELESS_PLY: usize = BLIP;
+
 /// One square read wrong for one report: sensors flicker, but less often
 /// than pieces move.
 pub(super) const BLIP: usize = 3;
@@ -65,5 +72,7 @@ pub(super) fn within_margin<T>(items: Vec<T>, cost: impl Fn(&T) -> usize) -> Vec
 const _: () = assert!(SLIDE < INFERRED_PLY && INFERRED_PLY <= MARGIN);
 // A blip never survives beside a story that needs no fault.
 const _: () = assert!(BLIP > MARGIN);
+// A ply no scan saw a trace of is dearer than the blip it stands for.
+const _: () = assert!(INFERRED_PLY + TRACELESS_PLY > BLIP);
 // A forgotten press is no likelier than a blip.
 const _: () = assert!(MISSING_PRESS >= BLIP);

@@ -89,8 +89,8 @@ fn passes(before: &Chess, other: Move, from: Square, on: Square) -> bool {
 
 /// The cost table's figures that weigh a slide against moves made.
 use super::cost::{
-    BLIP, HAND, INFERRED_PLY as INFERRED, MARGIN, MISSING_PRESS, SLIDE, presses_missing,
-    within_margin,
+    BLIP, HAND, INFERRED_PLY as INFERRED, MARGIN, MISSING_PRESS, SLIDE, TRACELESS_PLY,
+    presses_missing, within_margin,
 };
 
 /// One story's lines from the record's position, with the snapshots
@@ -111,7 +111,8 @@ impl Story<'_> {
     /// The cheapest line: `fault` for the story's one fault (its own, or
     /// as `fault` says for a line), 1 per scan that shows none of the
     /// line's positions exactly (a move in progress caught), 2 per ply no
-    /// snapshot showed, and 3 per press the line's completed moves lack.
+    /// snapshot showed (3 more if no snapshot saw a trace of it), and 3 per
+    /// press the line's completed moves lack.
     pub(super) fn cost(&self, pos: &Chess, fault: impl Fn(&[Move]) -> usize) -> Option<usize> {
         self.lines
             .iter()
@@ -126,6 +127,7 @@ impl Story<'_> {
                             .snapshots
                             .unshown_plies_so_far(pos, l, self.since)
                             .len()
+                    + TRACELESS_PLY * self.snapshots.traceless_plies(pos, l, self.since)
                     + MISSING_PRESS * self.presses.map_or(0, |p| presses_missing(l.len(), p))
             })
             .min()

@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square};
 
 use super::{
-    cost::{BLIP, HAND, INFERRED_PLY, MARGIN, presses_missing},
+    cost::{BLIP, HAND, INFERRED_PLY, MARGIN, TRACELESS_PLY, presses_missing},
     hypotheses::SNAPSHOT_PLIES,
     occupancy_slide::{cheapest_lines, slide_square},
     passed_story::reweigh,
@@ -635,10 +635,11 @@ fn blip_rivals(lines: &SnapshotLines<'_>, moves: &[Move], pressed: usize) -> boo
 }
 
 /// What the scans since event `since` make `line` (from `pos`) cost: 2
-/// per ply no scan showed, 1 per scan read as a hand at work (the cost
-/// table).
+/// per ply no scan showed (3 more if no scan saw a trace of it), 1 per
+/// scan read as a hand at work (the cost table).
 fn story_cost(snapshots: &Snapshots, pos: &Chess, line: &[Move], since: u64) -> usize {
     INFERRED_PLY * snapshots.unshown_plies_so_far(pos, line, since).len()
+        + TRACELESS_PLY * snapshots.traceless_plies(pos, line, since)
         + HAND * snapshots.caught_in_motion(pos, line, since, None)
 }
 

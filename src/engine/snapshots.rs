@@ -1081,4 +1081,23 @@ mod tests {
         skipped.push(2, occupancy(&pos, "e4 e5 Nf3"));
         assert_eq!(skipped.unshown_plies_so_far(&pos, &moves, 0), vec![1]);
     }
+
+    #[test]
+    fn a_ply_whose_changes_no_scan_saw_is_traceless() {
+        // After 14.Kg1 a scan of b2 empty: 14...Bxc3 15.b4 passes through
+        // it with 14...Bxc3 unshown, and b4, the one square it changed,
+        // reads full again at that scan (c3 stays full: a capture). The
+        // same ply with 15.bxc3 after it left b4 empty: a trace.
+        let pos = position("2kr3r/ppp2ppp/2q1pn2/8/1b1P1B2/2N1Q2P/PPP3P1/R2R2K1 b - - 3 14");
+        let mut blip = Snapshots::default();
+        blip.push(1, pos.board().occupied().without(Square::B2));
+        let refilled = line(&pos, "Bxc3 b4");
+        assert_eq!(blip.unshown_plies_so_far(&pos, &refilled, 0), vec![1]);
+        assert_eq!(blip.traceless_plies(&pos, &refilled, 0), 1);
+        let mut taken = Snapshots::default();
+        taken.push(1, occupancy(&pos, "Bxc3 bxc3"));
+        let recaptured = line(&pos, "Bxc3 bxc3");
+        assert_eq!(taken.unshown_plies_so_far(&pos, &recaptured, 0), vec![1]);
+        assert_eq!(taken.traceless_plies(&pos, &recaptured, 0), 0);
+    }
 }

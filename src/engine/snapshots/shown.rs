@@ -126,13 +126,48 @@ impl Snapshots {
     /// plies unshown by a run of the snapshots after `since`, from the
     /// first, that the line passes through.
     pub fn unshown_plies_so_far(&self, pos: &Chess, line: &[Move], since: u64) -> Vec<usize> {
+        unshown(line, self.pinned_so_far(pos, line, since))
+    }
+
+    /// Of the plies [`Snapshots::unshown_plies_so_far`] gives, how many no
+    /// snapshot saw any trace of: every square the ply changed reads, in
+    /// the next position of the line a snapshot showed, as it did before
+    /// the ply (14...Bxc3 15.b4 read from one scan of b2 empty: the b4
+    /// square the bishop left is full again, and c3 stays full).
+    pub fn traceless_plies(&self, pos: &Chess, line: &[Move], since: u64) -> usize {
+        let pinned = self.pinned_so_far(pos, line, since);
+        let Some(pinned) = &pinned else {
+            return 0;
+        };
+        let states = states(pos, line, Bitboard::EMPTY);
+        let shown_at: Vec<usize> = pinned.iter().flatten().map(|&(p, _)| p).collect();
+        unshown(line, Some(pinned.clone()))
+            .into_iter()
+            .filter(|&ply| {
+                let (before, after) = (states[ply - 1].occupied, states[ply].occupied);
+                shown_at
+                    .iter()
+                    .filter(|&&p| p > ply)
+                    .min()
+                    .is_some_and(|&p| ((states[p].occupied ^ before) & (before ^ after)).is_empty())
+            })
+            .count()
+    }
+
+    /// How the run of the snapshots after `since`, from the first, that
+    /// `line` passes through with the fewest plies unshown pins its
+    /// positions (`None` if it passes through none of them).
+    fn pinned_so_far(
+        &self,
+        pos: &Chess,
+        line: &[Move],
+        since: u64,
+    ) -> Option<Vec<Option<(usize, bool)>>> {
         let shown = self.after(since);
         (0..=shown.len())
             .rev()
             .filter_map(|n| pinned_in(&shown[..n], pos, line, Bitboard::EMPTY))
-            .map(|pinned| unshown(line, Some(pinned)))
-            .min_by_key(Vec::len)
-            .unwrap_or_else(|| unshown(line, None))
+            .min_by_key(|pinned| unshown(line, Some(pinned.clone())).len())
     }
 
     /// How many snapshots after event `since`, but for that of event
