@@ -18,7 +18,7 @@ use super::{
     occupancy_slide::{cheapest_lines, slide_square},
     passed_story::reweigh,
     phase::Phase,
-    scan_slide::gone_on_past,
+    scan_slide::{capture_slide_caught, gone_on_past},
     scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan},
     snapshots::{OddSquares, Snapshots},
 };
@@ -444,6 +444,13 @@ fn conclude_snapshot(
         ScanReading::Moves(moves) if hands && forgets_presses(lines, &moves, moment) => {
             Some(Reading::Wait)
         }
+        // Moves whose piece no scan showed put down before the next move
+        // took it, read from a scan that may have caught a capture's piece
+        // on its way there, its victim off (a slide, 1): the next scan
+        // tells (a slide lasts one scan).
+        ScanReading::Moves(moves) if hands && taken_unseen_or_slid(lines, &moves) => {
+            Some(Reading::Wait)
+        }
         // One move read from a snapshot changes squares no blip
         // alone makes up; two may hide one.
         ScanReading::Moves(moves) if hands && moves.len() > 1 => {
@@ -506,6 +513,34 @@ fn forgets_presses(lines: &SnapshotLines<'_>, moves: &[Move], moment: Moment<'_>
         && presses_missing(moves.len().saturating_sub(1), moment.presses_ahead) > 0
         && lines.snapshots.changed_last().any()
         && lines.snapshots.plies_unshown(lines.pos, moves, lines.since) > 0
+}
+
+/// Whether a move of `moves` (from the record's position) put its piece on
+/// a square no snapshot before the last showed full, and the next move
+/// took it there: the opponent's hand took it within the scan period it
+/// was put down in (the cost table: a hand so early, 1, as
+/// `EARLY_HAND`), while the last scan may have caught a capture's piece,
+/// after fewer of `moves`, on an empty square of its path with its victim
+/// off (a slide, 1): the two stories cost the same.
+fn taken_unseen_or_slid(lines: &SnapshotLines<'_>, moves: &[Move]) -> bool {
+    let Some(before_last) = lines.snapshots.all_but_last(lines.since) else {
+        return false;
+    };
+    let taken_unseen = moves.windows(2).any(|pair| {
+        pair[1].is_capture()
+            && pair[1].to() == pair[0].to()
+            && !before_last.iter().any(|shown| shown.contains(pair[0].to()))
+    });
+    if !taken_unseen {
+        return false;
+    }
+    let mut pos = lines.pos.clone();
+    moves.iter().any(|&m| {
+        let slid = capture_slide_caught(&pos, lines.sensed)
+            .is_some_and(|on| lines.sensed.first_shown_by_latest_scan(on));
+        pos.play_unchecked(m);
+        slid
+    })
 }
 
 /// The square the last of `moves` (from `pos`) filled at the last scan, if

@@ -175,6 +175,14 @@ impl Snapshots {
         in_two_places(&states, &shown[..start], slides)
     }
 
+    /// What the snapshots after event `since` showed, but for the last
+    /// (none if no snapshot came since).
+    pub fn all_but_last(&self, since: u64) -> Option<Vec<Bitboard>> {
+        let mut shown = self.after(since);
+        shown.pop()?;
+        Some(shown)
+    }
+
     /// The last snapshot: its event and what it showed.
     pub fn last(&self) -> Option<(u64, Bitboard)> {
         self.list.last().copied()
@@ -324,13 +332,14 @@ impl Snapshots {
 
     /// Reads each snapshot after event `seq` without the squares it alone
     /// showed full, the scans either side of it showing them empty: a
-    /// piece caught on its way over them (a slide), or a blip.
-    pub fn forget_odd_fills_after(&mut self, seq: u64) {
+    /// piece caught on its way over them (a slide), or a blip; but for
+    /// the squares of `kept`.
+    pub fn forget_odd_fills_after(&mut self, seq: u64, kept: Bitboard) {
         let odd: Vec<(u64, Bitboard)> = self
             .list
             .iter()
             .filter(|(at, _)| *at > seq)
-            .map(|&(at, _)| (at, self.odd_fills(at)))
+            .map(|&(at, _)| (at, self.odd_fills(at) & !kept))
             .collect();
         for (at, squares) in odd {
             self.forget_blips(at, squares);

@@ -513,8 +513,11 @@ impl Engine {
         repaired.forget_blips(u.seq, back);
         // The piece gone on from the square may be caught on its way by a
         // later scan too, or the next move's (a rook caught on d7 taking
-        // on d8, then the one taking back caught on b8).
-        repaired.forget_odd_fills_after(u.seq);
+        // on d8, then the one taking back caught on b8). Not where a
+        // piece stood in the record's position: a piece shown there between
+        // two scans showing it empty was put down where one was taken off
+        // (15...Bxe6 caught on d7, then on e6, then 16.Qxe6 begun).
+        repaired.forget_odd_fills_after(u.seq, pos.board().occupied());
         let whole = |line: Vec<Move>| [&u.moves[..], &line].concat();
         let (made_exact, made_hand) = SnapshotLines {
             pos: &after,
