@@ -99,12 +99,29 @@ impl Engine {
         // On occupancy, the board is read on from the first scan since the
         // record's position that showed where the moves lead: what later
         // scans showed (a square caught empty, a capture under way) is
-        // evidence for the next move, not part of these.
+        // evidence for the next move, not part of these. Unless the board
+        // came back there after a scan that differed only on the last
+        // move's squares: a capture's position is also its piece still in
+        // the hand, the victim on; the victim then caught off was that
+        // capture under way, not the next move's.
         let basis =
             if scanned && self.scanned && self.snapshots.only() && !self.sensed.identifies_all() {
                 let game = self.game();
+                let last = moves.last().map_or(Bitboard::EMPTY, |&m| {
+                    let mover = if moves.len() % 2 == 1 {
+                        game.position().turn()
+                    } else {
+                        !game.position().turn()
+                    };
+                    crate::matcher::move_squares(m, mover)
+                });
                 self.snapshots
-                    .first_showing(game.basis(game.ply()), basis, after.board().occupied())
+                    .made_showing(
+                        game.basis(game.ply()),
+                        basis,
+                        after.board().occupied(),
+                        last,
+                    )
                     .map_or(basis, |seq| seq.min(basis))
             } else {
                 basis

@@ -313,6 +313,32 @@ impl Snapshots {
             .map(|&(seq, _)| seq)
     }
 
+    /// As [`Self::first_showing`], past any later snapshot up to `until`
+    /// that showed `occupied` otherwise only on `moving` (the last move's
+    /// squares), the board then showing `occupied` again: that move was
+    /// still under way there (a capture's victim off, its piece in the
+    /// hand), so it was made at the first scan showing it since.
+    pub fn made_showing(
+        &self,
+        since: u64,
+        until: u64,
+        occupied: Bitboard,
+        moving: Bitboard,
+    ) -> Option<u64> {
+        let mut made = None;
+        for &(seq, shown) in &self.list {
+            if seq <= since || seq > until {
+                continue;
+            }
+            if shown == occupied {
+                made = made.or(Some(seq));
+            } else if (shown ^ occupied).is_subset(moving) {
+                made = None;
+            }
+        }
+        made.or_else(|| self.first_showing(since, until, occupied))
+    }
+
     /// These snapshots with the last one showing `occupied` instead.
     pub fn with_last(&self, occupied: Bitboard) -> Snapshots {
         let mut changed = self.clone();
@@ -713,6 +739,27 @@ mod tests {
         assert_eq!(snapshots.first_showing(2, 4, shown), Some(4));
         assert_eq!(snapshots.first_showing(0, 1, shown), None);
         assert_eq!(snapshots.first_showing(0, 4, occupancy(&start, "d4")), None);
+    }
+
+    #[test]
+    fn a_capture_caught_with_its_victim_off_is_made_when_its_position_comes_back() {
+        let start = Chess::default();
+        let mut snapshots = Snapshots::default();
+        let after = occupancy(&start, "e4 d5 exd5");
+        let d5 = Bitboard::from_square(Square::D5);
+        let moving = d5.with(Square::E4);
+        // The e4 pawn lifted (the d5 pawn still on), d5 taken off, then
+        // the pawn put down there.
+        snapshots.push(1, after);
+        snapshots.push(2, after & !d5);
+        snapshots.push(3, after);
+        assert_eq!(snapshots.made_showing(0, 3, after, moving), Some(3));
+        // Not while the board has not come back: the scan differing is
+        // the next move's.
+        assert_eq!(snapshots.made_showing(0, 2, after, moving), Some(1));
+        // A scan differing elsewhere is the next move's hand.
+        let g8 = Bitboard::from_square(Square::G8);
+        assert_eq!(snapshots.made_showing(0, 3, after, g8), Some(1));
     }
 
     #[test]
