@@ -28,6 +28,11 @@ pub(super) const HAND: usize = 1;
 /// pressed (Art. 6.2.2), but mostly waits for the press.
 pub(super) const EARLY_HAND: usize = 1;
 
+/// Something in the air (a piece lifted, a victim off) once its move is
+/// completed: after a press the pieces are down (Art. 6.2.1), though a
+/// player may press a moment before his piece is.
+pub(super) const AIR_COMPLETED: usize = 3;
+
 /// A ply no scan saw any trace of, on top of [`INFERRED_PLY`]: every
 /// square it changed reads, at the next position a scan showed, as it did
 /// before the ply (a capture whose square it left was refilled by the
@@ -74,5 +79,9 @@ const _: () = assert!(SLIDE < INFERRED_PLY && INFERRED_PLY <= MARGIN);
 const _: () = assert!(BLIP > MARGIN);
 // A ply no scan saw a trace of is dearer than the blip it stands for.
 const _: () = assert!(INFERRED_PLY + TRACELESS_PLY > BLIP);
+// A press ahead of its move (the piece still in the air) survives beside
+// the longer story that reads the piece moved and then taken, a ply no scan
+// showed: a tie is no certainty.
+const _: () = assert!(AIR_COMPLETED <= INFERRED_PLY + MARGIN);
 // A forgotten press is no likelier than a blip.
 const _: () = assert!(MISSING_PRESS >= BLIP);

@@ -19,7 +19,7 @@ use super::{
     passed_story::reweigh,
     phase::Phase,
     scan_slide::{capture_slide_caught, gone_on_past},
-    scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan},
+    scanned::{Hands, ScanReading, Slides, SnapshotLines, confirm, passed_over, read_scan_after},
     snapshots::{OddSquares, Snapshots},
 };
 use crate::{
@@ -1138,7 +1138,17 @@ fn read_scanned_state(
         // search reads it, deeper than this.
         return None;
     }
-    from_scan(read_scan(pos, sensed, pressed, !moment.closing, slides))
+    // A press ahead of its move leaves the piece in the air: no scan since
+    // the record's position showed it put down.
+    let since = game.basis(game.ply());
+    from_scan(read_scan_after(
+        pos,
+        sensed,
+        pressed,
+        !moment.closing,
+        slides,
+        |line| snapshots.allow_pieces_then_hand(pos, line, since),
+    ))
 }
 
 /// The reading a scan reading is; `None` when nothing explains the scan.

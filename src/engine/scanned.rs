@@ -56,23 +56,86 @@ pub(super) fn read_scan(
     hands: bool,
     slides: Slides,
 ) -> ScanReading {
+    read_scan_after(pos, sensed, pressed, hands, slides, |_| true)
+}
+
+/// As [`read_scan`], a press ahead of its move read only after the lines
+/// `ahead_passes` (the scans before this one since `pos` showed no piece of
+/// the line's last presser put down).
+pub(super) fn read_scan_after(
+    pos: &Chess,
+    sensed: &SensedBoard,
+    pressed: usize,
+    hands: bool,
+    slides: Slides,
+    ahead_passes: impl Fn(&[Move]) -> bool,
+) -> ScanReading {
     let (exact, shortest) = exact_explanations(pos, sensed, MAX_PLIES);
     let hand = if hands {
         shorter_hands(pos, sensed, shortest, pressed, slides)
     } else {
         Vec::new()
     };
+    let mut hand = hand;
     if exact.is_empty() && sensed.identifies_all() {
         // Only hands explain the scan, and every such line begins with the
         // same moves, each completed by its player's press (Art. 6.2.1): the
         // piece in the air is the next player's (the victim he took off
-        // first), and those moves are certain (the decision policy).
-        let completed = common_prefix(hand.iter());
+        // first), and those moves are certain (the decision policy). Unless
+        // the last player who pressed pressed ahead of his move, his piece
+        // still in the air (3): the stories reading it moved, then taken
+        // unseen (a ply no scan showed, 2), cost no less, so his press
+        // makes nothing certain of his move.
+        let mut ahead = if hands {
+            pressed_ahead(pos, sensed, pressed)
+        } else {
+            Vec::new()
+        };
+        ahead.retain(|line| ahead_passes(line));
+        let completed = common_prefix(hand.iter().chain(&ahead));
         if !completed.is_empty() && completed.len() <= pressed {
             return ScanReading::Moves(completed);
         }
+        hand.extend(ahead);
     }
     conclude(exact, &hand)
+}
+
+/// The stories of a press ahead of its move: `pressed - 1` legal moves
+/// from `pos` (each completed by a press), then the last player who
+/// pressed with his piece still in the air, which a player who presses a
+/// moment before his piece is down leaves there (something in the air once
+/// completed, [`AIR_COMPLETED`](super::cost::AIR_COMPLETED)).
+fn pressed_ahead(pos: &Chess, sensed: &SensedBoard, pressed: usize) -> Vec<Vec<Move>> {
+    let Some(plies) = pressed.checked_sub(1).filter(|&p| p <= MAX_HAND_PLIES) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    hand_lines(
+        pos,
+        sensed,
+        plies,
+        plies,
+        Slides::PutDown,
+        &mut Vec::new(),
+        &mut found,
+    );
+    // Only lifted: a piece the scan shows where the moves put none, or
+    // another piece, is no piece in the air.
+    found.retain(|line| {
+        let mut end = pos.clone();
+        for &m in line {
+            end.play_unchecked(m);
+        }
+        let board = end.board();
+        line.len() == plies
+            && sensed.occupied().into_iter().all(|sq| {
+                board
+                    .piece_at(sq)
+                    .is_some_and(|p| sensed.piece_at(sq).is_none_or(|q| q == p))
+            })
+    });
+    found
 }
 
 /// The lines that leave a move in progress and compete with exact
