@@ -107,6 +107,10 @@ struct HeldTakeback {
     basis: u64,
 }
 
+/// How many times one instant may read the board: each reading after the
+/// first follows moves the one before recorded.
+const MAX_READS_AT_ONCE: usize = 4;
+
 /// The reconstruction engine for one board: a thin front that feeds board
 /// events through the steps above and collects the game events.
 #[derive(Debug, Clone)]
@@ -376,7 +380,15 @@ impl Engine {
         self.lifts_outlived_by(t, false);
         self.judge_hand_press(None, t);
         self.confirm_brief_lift(None, t);
-        if self.read_due(t) {
+        // A reading may leave the state to be read again at its deadline
+        // (moves recorded from the candidates followed, their last piece
+        // perhaps sliding on): a deadline already past at `t` is met now,
+        // before the event at `t` changes the board (bounded: a reading
+        // sets it again only after recording moves).
+        for _ in 0..MAX_READS_AT_ONCE {
+            if !self.read_due(t) {
+                break;
+            }
             self.read_board();
         }
         self.settle_slide_press();

@@ -895,7 +895,9 @@ fn hand_lines(
 ) {
     if path.len() >= pressed
         && (hand_in_progress(pos, sensed)
-            || slides == Slides::Caught && rook_first(pos, sensed)
+            // Castling half done is a piece in the air on any board: only
+            // the rook caught on its way there is a slide.
+            || rook_first(pos, sensed, slides == Slides::Caught)
             || slides == Slides::Taking
                 && capture_slide_caught(pos, sensed)
                     .is_some_and(|on| sensed.first_shown_by_latest_scan(on))
@@ -925,12 +927,13 @@ fn hand_lines(
 }
 
 /// Whether the sensors show `pos` with the rook of a legal castling on its
-/// castling square, or on a square on its way there, and the king still on
-/// its own: a rook move made, or a
-/// castling begun with the rook (castling half done). A scan is one
-/// instant, and the king may follow; so nothing tells them apart until the
-/// king moves, a press completes the rook move, or the board goes on.
-fn rook_first(pos: &Chess, sensed: &SensedBoard) -> bool {
+/// castling square, or (with `drag`) on a square on its way there, and the
+/// king still on its own: a rook move made, or a castling begun with the
+/// rook (castling half done). A scan is one instant, and the king may
+/// follow; so nothing tells them apart until the king moves, a press
+/// completes the rook move, or the board goes on. Occupancy shows the same
+/// (the rook put down on its castling square), so it holds there too.
+fn rook_first(pos: &Chess, sensed: &SensedBoard, drag: bool) -> bool {
     let board = pos.board();
     let removed = board.occupied() & !sensed.occupied();
     let added = sensed.occupied() & !board.occupied();
@@ -941,7 +944,11 @@ fn rook_first(pos: &Chess, sensed: &SensedBoard) -> bool {
         let side = m.castling_side().expect("a castling move has a side");
         let rook_to = side.rook_to(pos.turn());
         // On its castling square, or caught on its way there (a drag).
-        let way = shakmaty::attacks::between(rook, rook_to).with(rook_to);
+        let way = if drag {
+            shakmaty::attacks::between(rook, rook_to).with(rook_to)
+        } else {
+            Bitboard::from_square(rook_to)
+        };
         removed == Bitboard::from_square(rook)
             && added.single_square().is_some_and(|on| way.contains(on))
             && (added & way)
