@@ -155,10 +155,9 @@ fn shorter_hands(
         .min(MAX_HAND_PLIES);
     // Only a board that names the pieces tells a piece caught on its
     // path from another piece's move there.
-    let slides = if sensed.identifies_all() || slides == Slides::Taking {
-        slides
-    } else {
-        Slides::PutDown
+    let slides = match slides {
+        Slides::Caught if !sensed.identifies_all() => Slides::Snapshot,
+        other => other,
     };
     let mut hand = Vec::new();
     hand_lines(
@@ -525,7 +524,7 @@ fn taking(slides: bool) -> Slides {
     if slides {
         Slides::Taking
     } else {
-        Slides::PutDown
+        Slides::Snapshot
     }
 }
 
@@ -895,9 +894,10 @@ fn hand_lines(
 ) {
     if path.len() >= pressed
         && (hand_in_progress(pos, sensed)
-            // Castling half done is a piece in the air on any board: only
-            // the rook caught on its way there is a slide.
-            || rook_first(pos, sensed, slides == Slides::Caught)
+            // Castling half done is a piece in the air on any board that
+            // shows any instant (a dump shows where pieces were put down):
+            // only the rook caught on its way there is a slide.
+            || slides != Slides::PutDown && rook_first(pos, sensed, slides == Slides::Caught)
             || slides == Slides::Taking
                 && capture_slide_caught(pos, sensed)
                     .is_some_and(|on| sensed.first_shown_by_latest_scan(on))
@@ -968,6 +968,11 @@ fn rook_first(pos: &Chess, sensed: &SensedBoard, drag: bool) -> bool {
 pub(super) enum Slides {
     Caught,
     PutDown,
+    /// A board that only scans, sensing occupancy: no piece is read as
+    /// caught on its path (too many other stories fit the same squares),
+    /// but castling half done with the rook on its castling square is a
+    /// piece in the air, as on any board that shows any instant.
+    Snapshot,
     /// Only a capture's piece caught on its path with the piece it takes
     /// already off: on occupancy, a move made there would need the
     /// opponent's hand at work besides (see
