@@ -138,7 +138,7 @@ impl Engine {
             line.iter().for_each(|&m| end.play_unchecked(m));
             // Put down since the dump, not shown by it.
             let to = (self.sensed.occupied() & !end.board().occupied()).single_square()?;
-            let (_, seq) = self.placed[to.to_usize()]?;
+            let (_, seq, _) = self.placed[to.to_usize()]?;
             let since = (seq > self.dump_seq).then(|| self.sliding_from(&end, lifting))??;
             Some((since, end))
         })

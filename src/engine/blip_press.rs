@@ -72,8 +72,8 @@ impl Engine {
                 .filter(|&(at, _, seq)| seq == basis && young(at))
                 .map(|(at, piece, _)| (sq, at, Some(piece)));
             let place = self.placed[sq.to_usize()]
-                .filter(|&(at, seq)| seq == basis && young(at))
-                .map(|(at, _)| (sq, at, None));
+                .filter(|&(at, seq, _)| seq == basis && young(at))
+                .map(|(at, _, _)| (sq, at, None));
             lift.or(place)
         });
         let Some((sq, lifted_at, lifted)) = newest else {

@@ -220,7 +220,7 @@ impl Engine {
             let i = sq.to_usize();
             let mut probe = self.sensed.clone();
             if self.sensed.occupied().contains(sq) {
-                if !self.placed[i].is_some_and(|(at, _)| recent(at)) {
+                if !self.placed[i].is_some_and(|(at, _, _)| recent(at)) {
                     return false;
                 }
                 probe.lift(sq, self.seq);

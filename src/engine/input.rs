@@ -143,10 +143,17 @@ impl Engine {
         self.seq += 1;
         // A square filled and emptied again at once, with nothing else in
         // between, before the state settled: a sensor blip.
-        let phantom = self.placed[sq.to_usize()].take().is_some_and(|(at, seq)| {
+        let placed = self.placed[sq.to_usize()].take();
+        let phantom = placed.is_some_and(|(at, seq, _)| {
             seq + 1 == self.seq && t.saturating_sub(at) < self.config.settle_ms
         });
         if phantom {
+            // The piece put on `sq` was the blip, so it was not the piece
+            // lifted before put back: that lift was real, and its touch
+            // stands (no blip assumption removes both).
+            if let Some((_, _, Some(lifted_at))) = placed {
+                self.note_touch(sq, lifted_at);
+            }
             self.lifted[sq.to_usize()] = None;
             if self.sensed.lift(sq, self.seq) {
                 self.settle.changed(t, self.seq);
@@ -156,14 +163,7 @@ impl Engine {
             self.sensed.forget_phantom(sq);
             return;
         }
-        if !self.game().is_over() && self.config.arbiter {
-            self.touches.note(
-                &self.games[self.games.len() - 1],
-                sq,
-                t,
-                self.config.settle_ms,
-            );
-        }
+        self.note_touch(sq, t);
         let settled = !self.settle.is_unread();
         let was = self.sensed.occupied().contains(sq);
         self.lifted[sq.to_usize()] = was.then_some((t, self.sensed.piece_at(sq), self.seq));
@@ -173,6 +173,18 @@ impl Engine {
             self.snapshots.clear();
         }
         self.complete_by_opponent_lift(sq, settled, t);
+    }
+
+    /// Notes a lift of `sq` at `t` as a touch by the player moving.
+    fn note_touch(&mut self, sq: Square, t: Millis) {
+        if !self.game().is_over() && self.config.arbiter {
+            self.touches.note(
+                &self.games[self.games.len() - 1],
+                sq,
+                t,
+                self.config.settle_ms,
+            );
+        }
     }
 
     pub(super) fn place(&mut self, sq: Square, piece: Option<shakmaty::Piece>, t: Millis) {
@@ -188,8 +200,11 @@ impl Engine {
         let candidate = put_back && lifted.is_some_and(|(_, _, seq)| seq + 1 == self.seq);
         // A piece put on an empty square, not one put back, may be a blip
         // itself.
+        let forgot = (put_back && !candidate)
+            .then(|| lifted.map(|(at, _, _)| at))
+            .flatten();
         self.placed[sq.to_usize()] =
-            (!candidate && !self.sensed.occupied().contains(sq)).then_some((t, self.seq));
+            (!candidate && !self.sensed.occupied().contains(sq)).then_some((t, self.seq, forgot));
         if self.sensed.place(sq, piece, self.seq) {
             self.settle.changed(t, self.seq);
             self.scanned = false;

@@ -192,8 +192,9 @@ pub struct Engine {
     /// Per square, when a piece was last lifted from it and what the board
     /// said it was: a piece put back within the settle time is a blip.
     lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
-    /// Per square, when a piece was last put on it while it was empty.
-    placed: [Option<(Millis, u64)>; 64],
+    /// Per square, when a piece was last put on it while it was empty, and
+    /// when the lift it was taken to put back came (its touch forgotten).
+    placed: [Option<(Millis, u64, Option<Millis>)>; 64],
     /// Moves a snapshot showed that the next scan must confirm.
     unconfirmed: Option<Unconfirmed>,
     /// The last snapshot, when nothing explained it: if the next scan

@@ -102,7 +102,7 @@ impl Engine {
             return None;
         }
         let to = super::unseen_capture::sliding_reply(self.game(), &self.sensed)?;
-        self.placed[to.to_usize()].map(|(at, _)| at)
+        self.placed[to.to_usize()].map(|(at, _, _)| at)
     }
 
     /// As [`Engine::sliding_since`], for a piece sliding from the record's
@@ -137,7 +137,7 @@ impl Engine {
         {
             return None;
         }
-        let (placed, _) = self.placed[to.to_usize()]?;
+        let (placed, _, _) = self.placed[to.to_usize()]?;
         // A dragged piece straddles two squares as it crosses from one to
         // the next, so the square ahead reads filled before the one behind
         // reads empty: it stands on `to` alone, and dwells there, only from
