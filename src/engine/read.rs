@@ -329,7 +329,9 @@ fn read_occupancy_snapshot(
 /// knight, then 3...Nf6 with White's on the f1 bishop, then 4.Bg2: four
 /// moves on, more than one scan is read ahead. One line left is read as
 /// far as the snapshots trust it, and the scan is read again from there;
-/// with several, the board waits (`None`). A line gone on so, with plies
+/// with several, the board waits (`None`); the lines are weighed by the
+/// plies no scan showed, as listed ones are (the cost table: a slide the
+/// scans show beats a detour they do not). A line gone on so, with plies
 /// no scan showed, against the record's own moves with one square the
 /// last scan changed read as a blip or a taken piece set down for a
 /// moment, within the margin: the next scan tells (a wait).
@@ -348,7 +350,7 @@ fn narrowed_from_held(
         lines,
         Moment {
             candidates: moment.held,
-            costed: false,
+            costed: true,
             ..moment
         },
         false,
