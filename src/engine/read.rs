@@ -52,6 +52,9 @@ pub enum Reading {
         certain: Vec<Move>,
         /// The lines still possible, each beginning with `certain`.
         lines: Vec<Vec<Move>>,
+        /// One line left, whose last move only a possible slide showed:
+        /// the scan is read again from `certain` recorded, not listed.
+        again: bool,
     },
     /// Moves a snapshot shows, some of which stand only if none of the
     /// squares it changed was a blip: the next scan tells (or the one after
@@ -346,6 +349,7 @@ fn narrowed_from_held(
     let Some(Reading::Narrowed {
         certain,
         lines: left,
+        again,
     }) = narrowed(
         lines,
         Moment {
@@ -367,6 +371,7 @@ fn narrowed_from_held(
     Some(Reading::Narrowed {
         certain,
         lines: left,
+        again,
     })
 }
 
@@ -840,9 +845,28 @@ fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>, listed: bool) -> Opti
             SNAPSHOT_PLIES,
         ));
     }
+    // A move only a possible slide showed waits for the next observation
+    // (the policy), as one read from the record's position does: the one
+    // line left, certain to its end, whose last move's piece the last scan
+    // may have caught on its way (24...Rd7, the rook dragged on to d5), is
+    // read to the move before, and the next scan, read from there, shows
+    // where the piece was put down (a line of that move alone stays as
+    // it was: nothing recorded, nothing to read again from).
+    let again = if listed
+        && let [line] = all.as_slice()
+        && certain.len() == line.len()
+        && line.len() > 1
+        && last_slide(lines.pos, line, lines.snapshots, moment.presses_ahead).any()
+    {
+        certain.pop();
+        true
+    } else {
+        false
+    };
     Some(Reading::Narrowed {
         certain,
         lines: all,
+        again,
     })
 }
 
