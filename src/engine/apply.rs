@@ -148,7 +148,7 @@ impl Engine {
             // Lines a hand was read among, nothing listed: the moves they
             // begin with are read as any, and the scan is read again from
             // them if it showed more than the snapshots trust.
-            Reading::Narrowed { certain, lines }
+            Reading::Narrowed { certain, lines, .. }
                 if self.hypotheses.state != SyncState::Ambiguous =>
             {
                 if !certain.is_empty() && !self.contradicts_candidates(&certain) {
@@ -156,12 +156,23 @@ impl Engine {
                     self.read_again = lines.iter().any(|line| line.len() > certain.len());
                 }
             }
-            Reading::Narrowed { certain, lines } => {
+            Reading::Narrowed {
+                certain,
+                lines,
+                again,
+            } => {
                 let (lagged, costed) = (self.hypotheses.lagged, self.hypotheses.costed);
                 if !certain.is_empty() {
                     self.narrowing = true;
                     self.record_read(&certain, made_at, basis, scanned);
                     self.narrowing = false;
+                }
+                // One line left, its last move perhaps a piece caught on
+                // its way: read from the moves recorded, as any move.
+                if again {
+                    self.hypotheses = Hypotheses::default();
+                    self.read_again = true;
+                    return;
                 }
                 let rest: Vec<_> = lines
                     .into_iter()

@@ -52,6 +52,9 @@ pub enum Reading {
         certain: Vec<Move>,
         /// The lines still possible, each beginning with `certain`.
         lines: Vec<Vec<Move>>,
+        /// One line left, whose last move only a possible slide showed:
+        /// the scan is read again from `certain` recorded, not listed.
+        again: bool,
     },
     /// Moves a snapshot shows, some of which stand only if none of the
     /// squares it changed was a blip: the next scan tells (or the one after
@@ -329,7 +332,9 @@ fn read_occupancy_snapshot(
 /// knight, then 3...Nf6 with White's on the f1 bishop, then 4.Bg2: four
 /// moves on, more than one scan is read ahead. One line left is read as
 /// far as the snapshots trust it, and the scan is read again from there;
-/// with several, the board waits (`None`). A line gone on so, with plies
+/// with several, the board waits (`None`); the lines are weighed by the
+/// plies no scan showed, as listed ones are (the cost table: a slide the
+/// scans show beats a detour they do not). A line gone on so, with plies
 /// no scan showed, against the record's own moves with one square the
 /// last scan changed read as a blip or a taken piece set down for a
 /// moment, within the margin: the next scan tells (a wait).
@@ -344,11 +349,12 @@ fn narrowed_from_held(
     let Some(Reading::Narrowed {
         certain,
         lines: left,
+        again,
     }) = narrowed(
         lines,
         Moment {
             candidates: moment.held,
-            costed: false,
+            costed: true,
             ..moment
         },
         false,
@@ -365,6 +371,7 @@ fn narrowed_from_held(
     Some(Reading::Narrowed {
         certain,
         lines: left,
+        again,
     })
 }
 
@@ -838,9 +845,28 @@ fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>, listed: bool) -> Opti
             SNAPSHOT_PLIES,
         ));
     }
+    // A move only a possible slide showed waits for the next observation
+    // (the policy), as one read from the record's position does: the one
+    // line left, certain to its end, whose last move's piece the last scan
+    // may have caught on its way (24...Rd7, the rook dragged on to d5), is
+    // read to the move before, and the next scan, read from there, shows
+    // where the piece was put down (a line of that move alone stays as
+    // it was: nothing recorded, nothing to read again from).
+    let again = if listed
+        && let [line] = all.as_slice()
+        && certain.len() == line.len()
+        && line.len() > 1
+        && last_slide(lines.pos, line, lines.snapshots, moment.presses_ahead).any()
+    {
+        certain.pop();
+        true
+    } else {
+        false
+    };
     Some(Reading::Narrowed {
         certain,
         lines: all,
+        again,
     })
 }
 

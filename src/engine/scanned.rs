@@ -352,6 +352,17 @@ impl SnapshotLines<'_> {
             let (e, h, _) = self.costed_lines(line, 0, hands, true);
             exact.extend(e);
             hand.extend(h);
+            // Its last move, read from a scan that caught the piece on its
+            // way (a snapshot is any instant of a move), may have gone on
+            // along the same line: the slide is weighed as the scans read
+            // it, from the line before that move.
+            if let Some((&last, before)) = line.split_last() {
+                let (e, h, _) = self.costed_lines(before, 0, hands, true);
+                let further =
+                    |l: &Vec<Move>| l.get(before.len()).is_some_and(|&m| went_on(last, m));
+                exact.extend(e.into_iter().filter(further));
+                hand.extend(h.into_iter().filter(further));
+            }
         }
         (distinct(exact), distinct(hand))
     }
@@ -514,6 +525,29 @@ fn taking(slides: bool) -> Slides {
         Slides::Taking
     } else {
         Slides::Snapshot
+    }
+}
+
+/// Whether `m` is the move `short` went on further along its line: the
+/// same piece from the same square, `short`'s square on its way.
+fn went_on(short: Move, m: Move) -> bool {
+    match (short, m) {
+        (
+            Move::Normal {
+                from,
+                to,
+                role,
+                promotion: None,
+                ..
+            },
+            Move::Normal {
+                from: f,
+                to: t,
+                role: r,
+                ..
+            },
+        ) => from == f && role == r && shakmaty::attacks::between(from, t).contains(to),
+        _ => false,
     }
 }
 

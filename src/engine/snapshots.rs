@@ -140,8 +140,8 @@ impl Snapshots {
     }
 
     /// As [`Snapshots::cost`]; with `slides`, a scan before the last may
-    /// also have caught a piece of the line on an empty square of its path
-    /// to a capture, its own square and the victim's already empty (a
+    /// also have caught a piece of the line on an empty square of its path,
+    /// its own square (and a capture's victim's) already empty (a
     /// slide, 1: a scan is any instant of a move, and the hand took the
     /// victim off first), unless the scan after it shows the same (a piece
     /// that stood a whole scan period was put down).
@@ -448,9 +448,9 @@ struct State {
     /// put down before the pawn is taken off, and the squares of the move
     /// before (`settling`) read anyhow.
     pieces: usize,
-    /// The empty squares of the next move's path when it captures (a
-    /// sliding piece's way to its victim), and the squares empty while a
-    /// scan catches it there: its own and the victim's.
+    /// The empty squares of the next move's path (a sliding piece's way,
+    /// to a victim or not), and the squares empty while a scan catches it
+    /// there: its own, and a victim's.
     path: Bitboard,
     off: Bitboard,
 }
@@ -467,13 +467,17 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
         let squares = move_squares(m, turn);
         let (path, off) = match m {
             Move::Normal {
-                from,
-                to,
-                capture: Some(_),
-                ..
+                from, to, capture, ..
             } => (
                 shakmaty::attacks::between(from, to) & !occupied,
-                Bitboard::from_square(from) | Bitboard::from_square(to),
+                // A capture's victim is off while its piece is on the way;
+                // a plain move's square is empty until the piece arrives.
+                Bitboard::from_square(from)
+                    | if capture.is_some() {
+                        Bitboard::from_square(to)
+                    } else {
+                        Bitboard::EMPTY
+                    },
             ),
             _ => (Bitboard::EMPTY, Bitboard::EMPTY),
         };
@@ -500,8 +504,8 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
     states
 }
 
-/// Whether a snapshot `shown` caught the next move of `state`, a capture,
-/// with its piece on one square of its path and the victim already off:
+/// Whether a snapshot `shown` caught the next move of `state` with its
+/// piece on one square of its path (a capture's victim already off):
 /// nothing else changed.
 fn slid(state: State, shown: Bitboard) -> bool {
     let on = shown & !state.occupied;
@@ -526,7 +530,7 @@ fn two_places(state: State, shown: Bitboard) -> usize {
 /// next move in progress (the squares it changes read anyhow), a blip
 /// (3) for each square shown in two places (see [`two_places`]) and, with
 /// `slides`, a slide (1) for a scan before the last that caught a
-/// capture's piece on its path (see [`slid`]); `None` if they do not.
+/// move's piece on its path (see [`slid`]); `None` if they do not.
 fn in_two_places(states: &[State], shown: &[Bitboard], slides: bool) -> Option<usize> {
     // The cheapest so far with the last snapshot at each state.
     let mut best: Vec<Option<usize>> = vec![Some(0); states.len()];
@@ -562,7 +566,8 @@ fn lifting(state: State, shown: Bitboard) -> bool {
 }
 
 /// The earliest state of `states` each of `shown` can be, in order, when
-/// they pass through them (see [`in_two_places`]).
+/// they pass through them (see [`in_two_places`]; a scan that caught a
+/// move's piece on its path is that move under way).
 fn earliest(states: &[State], shown: &[Bitboard]) -> Option<Vec<usize>> {
     let mut at = 0;
     let mut found = Vec::with_capacity(shown.len());
@@ -571,7 +576,7 @@ fn earliest(states: &[State], shown: &[Bitboard]) -> Option<Vec<usize>> {
         // possible.
         at += states[at..]
             .iter()
-            .position(|&state| can_show(state, shown))?;
+            .position(|&state| can_show(state, shown) || slid(state, shown))?;
         found.push(at);
     }
     Some(found)
@@ -585,7 +590,7 @@ fn latest(states: &[State], shown: &[Bitboard]) -> Option<Vec<usize>> {
     for (j, &shown) in shown.iter().enumerate().rev() {
         bound = states[..=bound]
             .iter()
-            .rposition(|&state| can_show(state, shown))?;
+            .rposition(|&state| can_show(state, shown) || slid(state, shown))?;
         found[j] = bound;
     }
     Some(found)
