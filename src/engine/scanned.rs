@@ -11,9 +11,9 @@
 
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
-use super::cost::{MARGIN, SLIDE};
+use super::cost::{INFERRED_PLY, MARGIN, SLIDE};
 use super::progress::{hand_in_progress, in_progress};
-use super::scan_slide::{capture_slide_caught, slide_caught};
+use super::scan_slide::{capture_caught_on_path, slide_caught};
 use super::snapshots::Snapshots;
 use crate::{
     matcher::{admits_line, distinct},
@@ -395,18 +395,22 @@ impl SnapshotLines<'_> {
         let mut exact: Vec<Vec<Move>> = Vec::new();
         // The cheapest lines so far: their cost, then their square changes.
         let mut best = (usize::MAX, usize::MAX);
+        let inferred = |line: &[Move]| self.inferred(line, slides);
+        // What the faults of the best lines cost, weighed against hands.
+        let mut faults = usize::MAX;
         if !prefix.is_empty()
             && sensed.occupied() == from.board().occupied()
             && let Some(cost) = self.line_cost(prefix, false, slides)
         {
             // The candidate itself, the board still there.
             exact.push(prefix.to_vec());
-            best = (cost, 0);
+            best = (cost + inferred(prefix), 0);
+            faults = cost;
         }
         for plies in 1..=MAX_PLIES {
             // Each move changes at least two squares: longer lines can no
             // longer need as few changes, nor cost less than none.
-            if after > before || (best.0 == 0 && 2 * plies > best.1) {
+            if after > before || (faults == 0 && 2 * plies > best.1) {
                 break;
             }
             if before - after > plies {
@@ -424,9 +428,10 @@ impl SnapshotLines<'_> {
                 // fewer moves win (castling over the king and the rook
                 // moved one after the other, with an opponent's move
                 // between).
-                let key = (cost, square_changes(&line));
+                let key = (cost + inferred(&whole(&line)), square_changes(&line));
                 if key < best {
                     best = key;
+                    faults = cost;
                     exact.clear();
                 }
                 if key == best
@@ -440,7 +445,7 @@ impl SnapshotLines<'_> {
         }
         let mut exact = distinct(exact);
         if !hands {
-            return (exact, Vec::new(), best.0);
+            return (exact, Vec::new(), faults);
         }
         let shortest = exact.iter().map(|line| line.len() - prefix.len()).min();
         let pressed = pressed.saturating_sub(prefix.len());
@@ -459,8 +464,8 @@ impl SnapshotLines<'_> {
                 Some((line, cost))
             })
             .collect();
-        let cheapest = hand.iter().map(|(_, cost)| *cost).fold(best.0, usize::min);
-        if best.0 > cheapest.saturating_add(MARGIN) {
+        let cheapest = hand.iter().map(|(_, cost)| *cost).fold(faults, usize::min);
+        if faults > cheapest.saturating_add(MARGIN) {
             exact.clear();
         }
         let hand = hand
@@ -485,6 +490,19 @@ impl SnapshotLines<'_> {
         )
     }
 
+    /// What the plies of `line` no scan showed cost, when a listed line is
+    /// followed (`slides`): it may go on by a slide or by such plies, and
+    /// each costs as the table says in choosing between them, or the line
+    /// reading a caught piece as moves made wins over the slide however
+    /// many moves it infers.
+    fn inferred(&self, line: &[Move], slides: bool) -> usize {
+        if slides {
+            INFERRED_PLY * self.snapshots.plies_unshown(self.pos, line, self.since)
+        } else {
+            0
+        }
+    }
+
     /// What the snapshots make `line`, then a move in progress, cost; with
     /// `slides`, a capture's piece the last scan caught on its path, the
     /// victim off, is a slide (1), the scans before it passing through
@@ -494,7 +512,7 @@ impl SnapshotLines<'_> {
         for &m in line {
             end.play_unchecked(m);
         }
-        match capture_slide_caught(&end, self.sensed) {
+        match capture_caught_on_path(&end, self.sensed) {
             Some(on) if slides && !hand_in_progress(&end, self.sensed) => {
                 let lifted = SnapshotLines {
                     snapshots: &self.snapshots.with_last(self.sensed.occupied().without(on)),
@@ -865,7 +883,7 @@ fn hand_lines(
             // only the rook caught on its way there is a slide.
             || slides != Slides::PutDown && rook_first(pos, sensed, slides == Slides::Caught)
             || slides == Slides::Taking
-                && capture_slide_caught(pos, sensed)
+                && capture_caught_on_path(pos, sensed)
                     .is_some_and(|on| sensed.first_shown_by_latest_scan(on))
             || slides == Slides::Caught
                 && slide_caught(pos, sensed).is_some_and(|on| {

@@ -450,9 +450,11 @@ struct State {
     pieces: usize,
     /// The empty squares of the next move's path when it captures (a
     /// sliding piece's way to its victim), and the squares empty while a
-    /// scan catches it there: its own and the victim's.
+    /// scan catches it there: its own, and the victim's once the hand has
+    /// taken it off (`victim`; a scan may catch the piece before or after).
     path: Bitboard,
     off: Bitboard,
+    victim: Bitboard,
 }
 
 /// The occupancies of `line`'s positions from `pos`, each with the squares
@@ -465,7 +467,7 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
     let mut moving = settling;
     for &m in line {
         let squares = move_squares(m, turn);
-        let (path, off) = match m {
+        let (path, off, victim) = match m {
             Move::Normal {
                 from,
                 to,
@@ -474,8 +476,9 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
             } => (
                 shakmaty::attacks::between(from, to) & !occupied,
                 Bitboard::from_square(from) | Bitboard::from_square(to),
+                Bitboard::from_square(to),
             ),
-            _ => (Bitboard::EMPTY, Bitboard::EMPTY),
+            _ => (Bitboard::EMPTY, Bitboard::EMPTY, Bitboard::EMPTY),
         };
         states.push(State {
             occupied,
@@ -485,6 +488,7 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
                 + (moving & !squares).count(),
             path,
             off,
+            victim,
         });
         occupied = occupancy_after(occupied, m, turn);
         turn = !turn;
@@ -496,17 +500,22 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
         pieces: moving.count(),
         path: Bitboard::EMPTY,
         off: Bitboard::EMPTY,
+        victim: Bitboard::EMPTY,
     });
     states
 }
 
 /// Whether a snapshot `shown` caught the next move of `state`, a capture,
-/// with its piece on one square of its path and the victim already off:
+/// with its piece on one square of its path, the victim already off or
+/// still on (a hand takes it off before or after; on occupancy the victim
+/// still on reads as the move to that square, which the next scan parts):
 /// nothing else changed.
 fn slid(state: State, shown: Bitboard) -> bool {
     let on = shown & !state.occupied;
+    let rest = shown & !on;
     on.single_square().is_some_and(|sq| state.path.contains(sq))
-        && shown & !on == state.occupied & !state.off
+        && (rest == state.occupied & !state.off
+            || rest == state.occupied & !(state.off & !state.victim))
 }
 
 /// Whether the state `state` (with the squares of its next move read
