@@ -390,60 +390,20 @@ impl SnapshotLines<'_> {
             from.play_unchecked(m);
         }
         let whole = |line: &[Move]| [prefix, line].concat();
-        let before = from.board().occupied().count();
-        let after = sensed.occupied().count();
-        let mut exact: Vec<Vec<Move>> = Vec::new();
-        // The cheapest lines so far: their cost, then their square changes.
-        let mut best = (usize::MAX, usize::MAX);
-        let inferred = |line: &[Move]| self.inferred(line, slides);
-        // What the faults of the best lines cost, weighed against hands.
-        let mut faults = usize::MAX;
-        if !prefix.is_empty()
-            && sensed.occupied() == from.board().occupied()
-            && let Some(cost) = self.line_cost(prefix, false, slides)
-        {
-            // The candidate itself, the board still there.
-            exact.push(prefix.to_vec());
-            best = (cost + inferred(prefix), 0);
-            faults = cost;
+        let (mut exact, mut faults) = self.cheapest_exact(prefix, &from, slides, |_, cost| cost);
+        if slides {
+            // Followed, a line may go on by a slide or by plies no scan
+            // showed, each costing as the table says: the continuations
+            // cheapest so are followed too, or the one reading a caught
+            // piece as a move made wins over the slide however many moves
+            // it infers.
+            let (priced, priced_faults) =
+                self.cheapest_exact(prefix, &from, slides, |line, cost| {
+                    cost + self.inferred(line, slides)
+                });
+            exact = distinct(exact.into_iter().chain(priced).collect());
+            faults = faults.min(priced_faults);
         }
-        for plies in 1..=MAX_PLIES {
-            // Each move changes at least two squares: longer lines can no
-            // longer need as few changes, nor cost less than none.
-            if after > before || (faults == 0 && 2 * plies > best.1) {
-                break;
-            }
-            if before - after > plies {
-                continue;
-            }
-            for (line, cost) in
-                exact_lines_of(&from, sensed, plies)
-                    .into_iter()
-                    .filter_map(|line| {
-                        let cost = self.line_cost(&whole(&line), false, slides)?;
-                        Some((line, cost))
-                    })
-            {
-                // Lines are tried shortest first: between as many changes,
-                // fewer moves win (castling over the king and the rook
-                // moved one after the other, with an opponent's move
-                // between).
-                let key = (cost + inferred(&whole(&line)), square_changes(&line));
-                if key < best {
-                    best = key;
-                    faults = cost;
-                    exact.clear();
-                }
-                if key == best
-                    && exact
-                        .first()
-                        .is_none_or(|first| first.len() == prefix.len() + plies)
-                {
-                    exact.push(whole(&line));
-                }
-            }
-        }
-        let mut exact = distinct(exact);
         if !hands {
             return (exact, Vec::new(), faults);
         }
@@ -488,6 +448,72 @@ impl SnapshotLines<'_> {
             then_hand,
             slides,
         )
+    }
+
+    /// The lines from `prefix` (played to `from`) that go on by up to
+    /// three moves to the scan, the cheapest by `price` (a whole line and
+    /// what the snapshots make it cost), then by square changes, then by
+    /// moves; and what the snapshots make the first of them cost.
+    fn cheapest_exact(
+        &self,
+        prefix: &[Move],
+        from: &Chess,
+        slides: bool,
+        price: impl Fn(&[Move], usize) -> usize,
+    ) -> (Vec<Vec<Move>>, usize) {
+        let sensed = self.sensed;
+        let whole = |line: &[Move]| [prefix, line].concat();
+        let before = from.board().occupied().count();
+        let after = sensed.occupied().count();
+        let mut exact: Vec<Vec<Move>> = Vec::new();
+        // The cheapest lines so far: their price, then their square changes.
+        let mut best = (usize::MAX, usize::MAX);
+        let mut faults = usize::MAX;
+        if !prefix.is_empty()
+            && sensed.occupied() == from.board().occupied()
+            && let Some(cost) = self.line_cost(prefix, false, slides)
+        {
+            // The candidate itself, the board still there.
+            exact.push(prefix.to_vec());
+            best = (price(prefix, cost), 0);
+            faults = cost;
+        }
+        for plies in 1..=MAX_PLIES {
+            // Each move changes at least two squares: longer lines can no
+            // longer need as few changes, nor cost less than none.
+            if after > before || (best.0 == 0 && 2 * plies > best.1) {
+                break;
+            }
+            if before - after > plies {
+                continue;
+            }
+            for (line, cost) in exact_lines_of(from, sensed, plies)
+                .into_iter()
+                .filter_map(|line| {
+                    let cost = self.line_cost(&whole(&line), false, slides)?;
+                    Some((line, cost))
+                })
+            {
+                // Lines are tried shortest first: between as many changes,
+                // fewer moves win (castling over the king and the rook
+                // moved one after the other, with an opponent's move
+                // between).
+                let key = (price(&whole(&line), cost), square_changes(&line));
+                if key < best {
+                    best = key;
+                    faults = cost;
+                    exact.clear();
+                }
+                if key == best
+                    && exact
+                        .first()
+                        .is_none_or(|first| first.len() == prefix.len() + plies)
+                {
+                    exact.push(whole(&line));
+                }
+            }
+        }
+        (distinct(exact), faults)
     }
 
     /// What the plies of `line` no scan showed cost, when a listed line is
