@@ -232,6 +232,22 @@ pub fn capture_slide_caught(pos: &Chess, sensed: &SensedBoard) -> Option<Square>
     .then_some(on)
 }
 
+/// As [`capture_slide_caught`], the piece it takes still on or already
+/// off: a hand takes the victim off before or after it drags its piece
+/// over the path, and a scan is any instant of it. With the victim still
+/// on, the scan reads on occupancy as the piece's move to that square
+/// too; the scans after it part the two stories.
+pub fn capture_caught_on_path(pos: &Chess, sensed: &SensedBoard) -> Option<Square> {
+    let board = pos.board();
+    let removed = board.occupied() & !sensed.occupied();
+    let on = (sensed.occupied() & !board.occupied()).single_square()?;
+    ((1..=2).contains(&removed.count())
+        && pos.legal_moves().iter().any(|m| {
+            m.is_capture() && !m.is_en_passant() && caught_on(pos, sensed, m, on, removed)
+        }))
+    .then_some(on)
+}
+
 /// Whether `m`'s piece, caught on `on` on its way, explains the board with
 /// the squares `removed` empty.
 fn caught_on(pos: &Chess, sensed: &SensedBoard, m: &Move, on: Square, removed: Bitboard) -> bool {

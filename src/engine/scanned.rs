@@ -11,9 +11,9 @@
 
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
-use super::cost::{MARGIN, SLIDE};
+use super::cost::{INFERRED_PLY, MARGIN, SLIDE};
 use super::progress::{hand_in_progress, in_progress};
-use super::scan_slide::{capture_slide_caught, slide_caught};
+use super::scan_slide::{capture_caught_on_path, slide_caught};
 use super::snapshots::Snapshots;
 use crate::{
     matcher::{admits_line, distinct},
@@ -401,57 +401,22 @@ impl SnapshotLines<'_> {
             from.play_unchecked(m);
         }
         let whole = |line: &[Move]| [prefix, line].concat();
-        let before = from.board().occupied().count();
-        let after = sensed.occupied().count();
-        let mut exact: Vec<Vec<Move>> = Vec::new();
-        // The cheapest lines so far: their cost, then their square changes.
-        let mut best = (usize::MAX, usize::MAX);
-        if !prefix.is_empty()
-            && sensed.occupied() == from.board().occupied()
-            && let Some(cost) = self.line_cost(prefix, false, slides)
-        {
-            // The candidate itself, the board still there.
-            exact.push(prefix.to_vec());
-            best = (cost, 0);
+        let (mut exact, mut faults) = self.cheapest_exact(prefix, &from, slides, |_, cost| cost);
+        if slides {
+            // Followed, a line may go on by a slide or by plies no scan
+            // showed, each costing as the table says: the continuations
+            // cheapest so are followed too, or the one reading a caught
+            // piece as a move made wins over the slide however many moves
+            // it infers.
+            let (priced, priced_faults) =
+                self.cheapest_exact(prefix, &from, slides, |line, cost| {
+                    cost + self.inferred(line, slides)
+                });
+            exact = distinct(exact.into_iter().chain(priced).collect());
+            faults = faults.min(priced_faults);
         }
-        for plies in 1..=MAX_PLIES {
-            // Each move changes at least two squares: longer lines can no
-            // longer need as few changes, nor cost less than none.
-            if after > before || (best.0 == 0 && 2 * plies > best.1) {
-                break;
-            }
-            if before - after > plies {
-                continue;
-            }
-            for (line, cost) in
-                exact_lines_of(&from, sensed, plies)
-                    .into_iter()
-                    .filter_map(|line| {
-                        let cost = self.line_cost(&whole(&line), false, slides)?;
-                        Some((line, cost))
-                    })
-            {
-                // Lines are tried shortest first: between as many changes,
-                // fewer moves win (castling over the king and the rook
-                // moved one after the other, with an opponent's move
-                // between).
-                let key = (cost, square_changes(&line));
-                if key < best {
-                    best = key;
-                    exact.clear();
-                }
-                if key == best
-                    && exact
-                        .first()
-                        .is_none_or(|first| first.len() == prefix.len() + plies)
-                {
-                    exact.push(whole(&line));
-                }
-            }
-        }
-        let mut exact = distinct(exact);
         if !hands {
-            return (exact, Vec::new(), best.0);
+            return (exact, Vec::new(), faults);
         }
         let shortest = exact.iter().map(|line| line.len() - prefix.len()).min();
         let pressed = pressed.saturating_sub(prefix.len());
@@ -470,8 +435,8 @@ impl SnapshotLines<'_> {
                 Some((line, cost))
             })
             .collect();
-        let cheapest = hand.iter().map(|(_, cost)| *cost).fold(best.0, usize::min);
-        if best.0 > cheapest.saturating_add(MARGIN) {
+        let cheapest = hand.iter().map(|(_, cost)| *cost).fold(faults, usize::min);
+        if faults > cheapest.saturating_add(MARGIN) {
             exact.clear();
         }
         let hand = hand
@@ -496,6 +461,85 @@ impl SnapshotLines<'_> {
         )
     }
 
+    /// The lines from `prefix` (played to `from`) that go on by up to
+    /// three moves to the scan, the cheapest by `price` (a whole line and
+    /// what the snapshots make it cost), then by square changes, then by
+    /// moves; and what the snapshots make the first of them cost.
+    fn cheapest_exact(
+        &self,
+        prefix: &[Move],
+        from: &Chess,
+        slides: bool,
+        price: impl Fn(&[Move], usize) -> usize,
+    ) -> (Vec<Vec<Move>>, usize) {
+        let sensed = self.sensed;
+        let whole = |line: &[Move]| [prefix, line].concat();
+        let before = from.board().occupied().count();
+        let after = sensed.occupied().count();
+        let mut exact: Vec<Vec<Move>> = Vec::new();
+        // The cheapest lines so far: their price, then their square changes.
+        let mut best = (usize::MAX, usize::MAX);
+        let mut faults = usize::MAX;
+        if !prefix.is_empty()
+            && sensed.occupied() == from.board().occupied()
+            && let Some(cost) = self.line_cost(prefix, false, slides)
+        {
+            // The candidate itself, the board still there.
+            exact.push(prefix.to_vec());
+            best = (price(prefix, cost), 0);
+            faults = cost;
+        }
+        for plies in 1..=MAX_PLIES {
+            // Each move changes at least two squares: longer lines can no
+            // longer need as few changes, nor cost less than none.
+            if after > before || (best.0 == 0 && 2 * plies > best.1) {
+                break;
+            }
+            if before - after > plies {
+                continue;
+            }
+            for (line, cost) in exact_lines_of(from, sensed, plies)
+                .into_iter()
+                .filter_map(|line| {
+                    let cost = self.line_cost(&whole(&line), false, slides)?;
+                    Some((line, cost))
+                })
+            {
+                // Lines are tried shortest first: between as many changes,
+                // fewer moves win (castling over the king and the rook
+                // moved one after the other, with an opponent's move
+                // between).
+                let key = (price(&whole(&line), cost), square_changes(&line));
+                if key < best {
+                    best = key;
+                    faults = cost;
+                    exact.clear();
+                }
+                if key == best
+                    && exact
+                        .first()
+                        .is_none_or(|first| first.len() == prefix.len() + plies)
+                {
+                    exact.push(whole(&line));
+                }
+            }
+        }
+        (distinct(exact), faults)
+    }
+
+    /// What the plies of `line` no scan showed cost, when a listed line is
+    /// followed (`slides`): it may go on by a slide or by such plies, and
+    /// each costs as the table says in choosing between them, or the line
+    /// reading a caught piece as moves made wins over the slide however
+    /// many moves it infers.
+    fn inferred(&self, line: &[Move], slides: bool) -> usize {
+        if slides {
+            INFERRED_PLY * self.snapshots.plies_unshown(self.pos, line, self.since)
+        } else {
+            0
+        }
+    }
+
     /// What the snapshots make `line`, then a move in progress, cost; with
     /// `slides`, a capture's piece the last scan caught on its path, the
     /// victim off, is a slide (1), the scans before it passing through
@@ -505,7 +549,7 @@ impl SnapshotLines<'_> {
         for &m in line {
             end.play_unchecked(m);
         }
-        match capture_slide_caught(&end, self.sensed) {
+        match capture_caught_on_path(&end, self.sensed) {
             Some(on) if slides && !hand_in_progress(&end, self.sensed) => {
                 let lifted = SnapshotLines {
                     snapshots: &self.snapshots.with_last(self.sensed.occupied().without(on)),
@@ -899,7 +943,7 @@ fn hand_lines(
             // only the rook caught on its way there is a slide.
             || slides != Slides::PutDown && rook_first(pos, sensed, slides == Slides::Caught)
             || slides == Slides::Taking
-                && capture_slide_caught(pos, sensed)
+                && capture_caught_on_path(pos, sensed)
                     .is_some_and(|on| sensed.first_shown_by_latest_scan(on))
             || slides == Slides::Caught
                 && slide_caught(pos, sensed).is_some_and(|on| {

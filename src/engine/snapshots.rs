@@ -450,9 +450,11 @@ struct State {
     pieces: usize,
     /// The empty squares of the next move's path (a sliding piece's way,
     /// to a victim or not), and the squares empty while a scan catches it
-    /// there: its own, and a victim's.
+    /// there: its own, and a capture's victim once the hand has taken it
+    /// off (`victim`; a scan may catch the piece before or after).
     path: Bitboard,
     off: Bitboard,
+    victim: Bitboard,
 }
 
 /// The occupancies of `line`'s positions from `pos`, each with the squares
@@ -465,21 +467,24 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
     let mut moving = settling;
     for &m in line {
         let squares = move_squares(m, turn);
-        let (path, off) = match m {
+        let (path, off, victim) = match m {
             Move::Normal {
                 from, to, capture, ..
-            } => (
-                shakmaty::attacks::between(from, to) & !occupied,
-                // A capture's victim is off while its piece is on the way;
-                // a plain move's square is empty until the piece arrives.
-                Bitboard::from_square(from)
-                    | if capture.is_some() {
-                        Bitboard::from_square(to)
-                    } else {
-                        Bitboard::EMPTY
-                    },
-            ),
-            _ => (Bitboard::EMPTY, Bitboard::EMPTY),
+            } => {
+                // A capture's victim may be off while its piece is on the
+                // way; a plain move's square is empty until the piece arrives.
+                let victim = if capture.is_some() {
+                    Bitboard::from_square(to)
+                } else {
+                    Bitboard::EMPTY
+                };
+                (
+                    shakmaty::attacks::between(from, to) & !occupied,
+                    Bitboard::from_square(from) | victim,
+                    victim,
+                )
+            }
+            _ => (Bitboard::EMPTY, Bitboard::EMPTY, Bitboard::EMPTY),
         };
         states.push(State {
             occupied,
@@ -489,6 +494,7 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
                 + (moving & !squares).count(),
             path,
             off,
+            victim,
         });
         occupied = occupancy_after(occupied, m, turn);
         turn = !turn;
@@ -500,17 +506,22 @@ fn states(pos: &Chess, line: &[Move], settling: Bitboard) -> Vec<State> {
         pieces: moving.count(),
         path: Bitboard::EMPTY,
         off: Bitboard::EMPTY,
+        victim: Bitboard::EMPTY,
     });
     states
 }
 
 /// Whether a snapshot `shown` caught the next move of `state` with its
-/// piece on one square of its path (a capture's victim already off):
+/// piece on one square of its path, a capture's victim already off or
+/// still on (a hand takes it off before or after; on occupancy the victim
+/// still on reads as the move to that square, which the next scan parts):
 /// nothing else changed.
 fn slid(state: State, shown: Bitboard) -> bool {
     let on = shown & !state.occupied;
+    let rest = shown & !on;
     on.single_square().is_some_and(|sq| state.path.contains(sq))
-        && shown & !on == state.occupied & !state.off
+        && (rest == state.occupied & !state.off
+            || rest == state.occupied & !(state.off & !state.victim))
 }
 
 /// Whether the state `state` (with the squares of its next move read
