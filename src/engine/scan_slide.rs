@@ -222,14 +222,7 @@ pub fn slide_caught(pos: &Chess, sensed: &SensedBoard) -> Option<Square> {
 /// piece over its path (a slide). A scan that also caught a move made
 /// there would show the opponent's hand at work besides.
 pub fn capture_slide_caught(pos: &Chess, sensed: &SensedBoard) -> Option<Square> {
-    let board = pos.board();
-    let removed = board.occupied() & !sensed.occupied();
-    let on = (sensed.occupied() & !board.occupied()).single_square()?;
-    (removed.count() == 2
-        && pos.legal_moves().iter().any(|m| {
-            m.is_capture() && !m.is_en_passant() && caught_on(pos, sensed, m, on, removed)
-        }))
-    .then_some(on)
+    capture_caught(pos, sensed, false)
 }
 
 /// As [`capture_slide_caught`], the piece it takes still on or already
@@ -238,10 +231,17 @@ pub fn capture_slide_caught(pos: &Chess, sensed: &SensedBoard) -> Option<Square>
 /// on, the scan reads on occupancy as the piece's move to that square
 /// too; the scans after it part the two stories.
 pub fn capture_caught_on_path(pos: &Chess, sensed: &SensedBoard) -> Option<Square> {
+    capture_caught(pos, sensed, true)
+}
+
+/// The square a capture's piece was caught on, on its way, with its own
+/// square empty and its victim off (or, if `victim_may_be_on`, still on).
+fn capture_caught(pos: &Chess, sensed: &SensedBoard, victim_may_be_on: bool) -> Option<Square> {
     let board = pos.board();
     let removed = board.occupied() & !sensed.occupied();
     let on = (sensed.occupied() & !board.occupied()).single_square()?;
-    ((1..=2).contains(&removed.count())
+    let fewest = if victim_may_be_on { 1 } else { 2 };
+    ((fewest..=2).contains(&removed.count())
         && pos.legal_moves().iter().any(|m| {
             m.is_capture() && !m.is_en_passant() && caught_on(pos, sensed, m, on, removed)
         }))
