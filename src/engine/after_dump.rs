@@ -28,8 +28,8 @@ impl Engine {
     pub(super) fn resynchronise_after_dump(&mut self, made_at: Millis, basis: u64) -> bool {
         let game = self.game();
         let pos = game.position().clone();
-        let dump = self.unseen;
-        let reported = self.sensed.touched_since(self.dump_seq);
+        let dump = self.dump.unseen;
+        let reported = self.sensed.touched_since(self.dump.dump_seq);
         let fits = |line: &Vec<Move>| through_dump(&pos, line, dump, reported);
         // Reported square by square, a piece in the air was lifted last.
         let last = |at: fn(&SensedBoard, Square) -> u64| {
@@ -102,16 +102,17 @@ impl Engine {
     /// the record's position (`None`: no such line, or over budget):
     /// searched once per dump and record, with a dump's budget.
     pub(super) fn dump_lines(&mut self, pos: &Chess) -> Option<Found> {
-        let key = (self.dump_seq, self.game().ply());
-        match &self.dump_lines {
+        let key = (self.dump.dump_seq, self.game().ply());
+        match &self.dump.dump_lines {
             Some((at, found)) if *at == key => found.clone(),
             _ => {
-                let found = match resync(pos, &Target::occupancy(self.unseen), &Limits::dump()) {
+                let found = match resync(pos, &Target::occupancy(self.dump.unseen), &Limits::dump())
+                {
                     Resync::Unique(line) => Some((vec![line], false)),
                     Resync::Candidates { lines, more } => Some((lines, more)),
                     Resync::None | Resync::OverBudget { .. } => None,
                 };
-                self.dump_lines = Some((key, found.clone()));
+                self.dump.dump_lines = Some((key, found.clone()));
                 found
             }
         }
@@ -127,10 +128,10 @@ impl Engine {
         if self.scanned || self.sensed.identifies_all() || !self.unseen_since_dump() {
             return None;
         }
-        let Some((at, Some((lines, _)))) = &self.dump_lines else {
+        let Some((at, Some((lines, _)))) = &self.dump.dump_lines else {
             return None;
         };
-        if *at != (self.dump_seq, self.game().ply()) {
+        if *at != (self.dump.dump_seq, self.game().ply()) {
             return None;
         }
         lines.iter().find_map(|line| {
@@ -138,8 +139,8 @@ impl Engine {
             line.iter().for_each(|&m| end.play_unchecked(m));
             // Put down since the dump, not shown by it.
             let to = (self.sensed.occupied() & !end.board().occupied()).single_square()?;
-            let (_, seq, _) = self.placed[to.to_usize()]?;
-            let since = (seq > self.dump_seq).then(|| self.sliding_from(&end, lifting))??;
+            let (_, seq, _) = self.squares.placed[to.to_usize()]?;
+            let since = (seq > self.dump.dump_seq).then(|| self.sliding_from(&end, lifting))??;
             Some((since, end))
         })
     }

@@ -19,12 +19,12 @@ impl Engine {
     /// scan showed it, and the board is read again from there (returns
     /// true).
     pub(super) fn takes_back_held(&mut self) -> bool {
-        let Some(held) = self.takeback_held.take() else {
+        let Some(held) = self.scan.takeback_held.take() else {
             return false;
         };
         if held.made_at == self.settle.since() {
             // Still the same state: it waits on.
-            self.takeback_held = Some(held);
+            self.scan.takeback_held = Some(held);
             return false;
         }
         let game = self.game();
@@ -53,7 +53,7 @@ impl Engine {
     /// and no piece is displaced. Once the board has gone on further than
     /// that, pieces are taken for displaced as before.
     pub(super) fn held_lines_go_on(&self) -> bool {
-        let held = self.lines_at_ply(&self.held);
+        let held = self.lines_at_ply(&self.scan.held);
         if held.is_empty() || self.sensed.identifies_all() {
             return false;
         }
@@ -251,7 +251,7 @@ impl Engine {
             Some(due) if t >= due => {}
             _ => return,
         }
-        if let Some(lines) = self.unlisted.take() {
+        if let Some(lines) = self.scan.unlisted.take() {
             self.ambiguous(lines, false);
             return;
         }

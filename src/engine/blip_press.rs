@@ -68,10 +68,10 @@ impl Engine {
         let basis = self.settle.basis();
         let young = |at: Millis| t.saturating_sub(at) < self.config.settle_ms;
         let newest = Square::ALL.into_iter().find_map(|sq| {
-            let lift = self.lifted[sq.to_usize()]
+            let lift = self.squares.lifted[sq.to_usize()]
                 .filter(|&(at, _, seq)| seq == basis && young(at))
                 .map(|(at, piece, _)| (sq, at, Some(piece)));
-            let place = self.placed[sq.to_usize()]
+            let place = self.squares.placed[sq.to_usize()]
                 .filter(|&(at, seq, _)| seq == basis && young(at))
                 .map(|(at, _, _)| (sq, at, None));
             lift.or(place)

@@ -50,10 +50,11 @@ impl Engine {
             return;
         }
         let live = self.brief_squares();
-        self.brief
+        self.squares
+            .brief
             .refills
             .retain(|&(s, _)| live.contains(s) && s != sq);
-        self.brief.refills.push((sq, self.seq));
+        self.squares.brief.refills.push((sq, self.seq));
     }
 
     /// The briefly refilled squares that still stand as they were refilled,
@@ -61,7 +62,8 @@ impl Engine {
     pub(super) fn brief_squares(&self) -> Bitboard {
         let game = self.game();
         let since = game.basis(game.ply());
-        self.brief
+        self.squares
+            .brief
             .refills
             .iter()
             .filter(|&&(sq, seq)| {
@@ -96,8 +98,8 @@ impl Engine {
     ) -> Reading {
         // A capture held stays held while only lifts came since (the
         // opponent beginning his move, his capture of the capturing piece).
-        let before = self.brief.held;
-        self.brief.held = self.held_stands(true);
+        let before = self.squares.brief.held;
+        self.squares.brief.held = self.held_stands(true);
         // The line went on past it: the capture the board showed down is
         // completed by the moves after it, not inferred with them.
         if let (Reading::Moves(moves), Some(h)) = (&reading, before)
@@ -160,7 +162,7 @@ impl Engine {
             // Checkmate or stalemate: no completion will come (Art. 5.1.1,
             // 5.2.1 end the game with the move).
             (_, Some(mv)) if !closing && !self.ends_game(mv) => {
-                self.brief.held = Some(HeldCapture {
+                self.squares.brief.held = Some(HeldCapture {
                     mv,
                     ply: self.game().ply(),
                     basis: self.settle.basis(),
@@ -204,7 +206,7 @@ impl Engine {
     /// The capture held, if the board has not changed since it was read
     /// (`lifts`: but for pieces lifted since).
     fn held_stands(&self, lifts: bool) -> Option<HeldCapture> {
-        self.brief.held.filter(|h| {
+        self.squares.brief.held.filter(|h| {
             h.ply == self.game().ply()
                 && (h.basis == self.settle.basis()
                     || lifts
@@ -214,7 +216,7 @@ impl Engine {
 
     /// Records the capture held and completes it at `t`.
     fn complete_held(&mut self, h: HeldCapture, t: Millis) {
-        self.brief.held = None;
+        self.squares.brief.held = None;
         if h.ply != self.game().ply() || self.game().is_over() {
             return;
         }
@@ -278,7 +280,7 @@ impl Engine {
             && (!takes(&h, sq) || taken_off(&h))
         {
             h.lift = Some((sq, t, self.seq + 1));
-            self.brief.held = Some(h);
+            self.squares.brief.held = Some(h);
         }
     }
 
@@ -286,7 +288,7 @@ impl Engine {
     /// capture held completes it, unless this event puts the piece back at
     /// once (a blip).
     pub(super) fn confirm_brief_lift(&mut self, event: Option<&BoardEvent>, t: Millis) {
-        let Some(h) = self.brief.held else {
+        let Some(h) = self.squares.brief.held else {
             return;
         };
         // A scan or a dump after an outage: the board went on past the
@@ -314,7 +316,7 @@ impl Engine {
         let soon = t.saturating_sub(at) < self.config.settle_ms;
         match event {
             Some(BoardEvent::Place(s, _)) if *s == sq && soon && self.seq == seq => {
-                self.brief.held = Some(HeldCapture { lift: None, ..h });
+                self.squares.brief.held = Some(HeldCapture { lift: None, ..h });
             }
             None if soon => {}
             _ => self.complete_held(h, at),

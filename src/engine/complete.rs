@@ -54,7 +54,7 @@ impl Engine {
         self.settle_slide_press();
         self.clock.last_press = Some(color);
         let (turn, seq) = (self.game().position().turn(), self.seq);
-        if let Some(u) = self.unconfirmed.as_mut() {
+        if let Some(u) = self.scan.unconfirmed.as_mut() {
             u.pressed(color, turn, seq);
         }
         let early = self.clock.early_press.take();
@@ -220,13 +220,14 @@ impl Engine {
             let i = sq.to_usize();
             let mut probe = self.sensed.clone();
             if self.sensed.occupied().contains(sq) {
-                if !self.placed[i].is_some_and(|(at, _, _)| recent(at)) {
+                if !self.squares.placed[i].is_some_and(|(at, _, _)| recent(at)) {
                     return false;
                 }
                 probe.lift(sq, self.seq);
             } else {
                 // A piece gone for a moment: put back as it was.
-                let Some((_, piece, _)) = self.lifted[i].filter(|&(at, _, _)| recent(at)) else {
+                let Some((_, piece, _)) = self.squares.lifted[i].filter(|&(at, _, _)| recent(at))
+                else {
                     return false;
                 };
                 probe.place(sq, piece, self.seq);
@@ -266,7 +267,7 @@ impl Engine {
 
     pub(super) fn may_lag(&self) -> bool {
         self.behind
-            || self.unlisted.is_some()
+            || self.scan.unlisted.is_some()
             || self.unseen_since_dump() && !self.sensed.identifies_all()
             || self.sync_state() == crate::resync::SyncState::Ambiguous
     }

@@ -25,7 +25,7 @@ impl Engine {
     /// The lines that exactly explained a scan from the record's position
     /// which was read as a hand at work instead.
     pub(super) fn passed_lines(&self) -> &[Vec<Move>] {
-        self.lines_at_ply(&self.passed)
+        self.lines_at_ply(&self.scan.passed)
     }
 
     /// `kept`'s lines if they were kept at the record's present length.
@@ -46,13 +46,13 @@ impl Engine {
         if self.takes_back_held() {
             return self.evaluate_at(closing);
         }
-        let unlisted = self.unlisted.take();
-        let put_off = self.put_off.take();
+        let unlisted = self.scan.unlisted.take();
+        let put_off = self.scan.put_off.take();
         self.settle_unconfirmed();
         if self.undecided() {
             // Read when the board is.
             if put_off.is_some() {
-                (self.unlisted, self.put_off) = (unlisted, put_off);
+                (self.scan.unlisted, self.scan.put_off) = (unlisted, put_off);
             }
             // Meanwhile the board is not read; when the players end the
             // game, both stories are listed as they stand.
@@ -66,7 +66,7 @@ impl Engine {
         // brief to be read on its own (the next scan came within the
         // settle time).
         if self.scanned
-            && self.unconfirmed.is_none()
+            && self.scan.unconfirmed.is_none()
             && self.sensed.shows_position(self.game().position())
         {
             let game = self.game();
@@ -105,7 +105,7 @@ impl Engine {
         let basis = self.settle.basis();
         let plies = self.game().ply();
         let games = self.games.len();
-        let scanned = match (self.scanned, self.dumped) {
+        let scanned = match (self.scanned, self.dump.dumped) {
             // Square by square after a dump on occupancy, until the record
             // has caught up with it: squares may have changed unseen, and a
             // piece lifted looks like one taken.
@@ -128,9 +128,9 @@ impl Engine {
 
     /// What the reading leaves for the next state to weigh.
     fn note_reading(&mut self, reading: Reading, scanned: Scanned) -> Reading {
-        self.unexplained = (matches!(reading, Reading::Wait)
+        self.scan.unexplained = (matches!(reading, Reading::Wait)
             // A line put off is no blip to forget.
-            && self.unlisted.is_none()
+            && self.scan.unlisted.is_none()
             && scanned == Scanned::Snapshot
             && self.snapshots.only()
             && !self.sensed.identifies_all()
@@ -144,7 +144,7 @@ impl Engine {
             && !self.sensed.identifies_all()
         {
             let lines = read::held_lines(self.game(), &self.sensed, &self.snapshots);
-            self.held = Some((self.game().ply(), lines));
+            self.scan.held = Some((self.game().ply(), lines));
         }
         if matches!(reading, Reading::Hand)
             && scanned == Scanned::Snapshot
@@ -153,7 +153,7 @@ impl Engine {
             let ply = self.game().ply();
             let exact = scanned::exact_now(self.game().position(), &self.sensed);
             if !exact.is_empty() {
-                match &mut self.passed {
+                match &mut self.scan.passed {
                     Some((at, lines)) if *at == ply => {
                         for line in exact {
                             if !lines.contains(&line) {
@@ -196,7 +196,7 @@ impl Engine {
         // was read among may have gone on to it (the record lags).
         let may_lag = matches!(reading, Reading::Wait)
             && scanned == Scanned::Snapshot
-            && !self.dumped
+            && !self.dump.dumped
             && !self.unseen_since_reconnection();
         let waiting = matches!(
             reading,
@@ -220,7 +220,7 @@ impl Engine {
         // occupancy the move is read from what could explain it.
         // A board that never reported a square on its own sends no dumps
         // after reconnections: its first scan is a snapshot.
-        self.reading_dump =
+        self.dump.reading_dump =
             scanned == Scanned::Dump && !self.snapshots.only() && !self.sensed.identifies_all();
         self.read_again = false;
         self.apply(reading, made_at, basis, scanned != Scanned::No);
@@ -332,11 +332,11 @@ impl Engine {
                 // fewer moves may explain too: a move in progress.
                 // Moves that wait for the next scan are not displaced
                 // pieces either.
-                in_hand = ((self.dumped || self.unseen_since_reconnection())
+                in_hand = ((self.dump.dumped || self.unseen_since_reconnection())
                     && !self.sensed.identifies_all()
                     && self.hypotheses.state == SyncState::Searching)
-                    || self.unconfirmed.is_some()
-                    || self.takeback_held.is_some();
+                    || self.scan.unconfirmed.is_some()
+                    || self.scan.takeback_held.is_some();
             }
         } else if !in_hand {
             self.hypotheses.clear();
@@ -353,7 +353,7 @@ impl Engine {
             games,
             ..
         } = at;
-        self.reading_dump = false;
+        self.dump.reading_dump = false;
         // The board shows the record's position, or one move from it under
         // way on square events: the record lags it by that move at most.
         let game = self.game();

@@ -5,9 +5,10 @@
 use shakmaty::{Bitboard, Move, Position};
 
 use super::{
-    Engine, HeldTakeback, Moment, Reading, Scanned,
+    Engine, Moment, Reading, Scanned,
     evaluate::{Observed, PutOff},
     read,
+    scan_evidence::HeldTakeback,
 };
 use crate::resync::SyncState;
 
@@ -29,7 +30,9 @@ impl Engine {
         let sensed = if matches!(scanned, Scanned::Dump | Scanned::AfterDump)
             && !self.sensed.identifies_all()
         {
-            stamped = self.sensed.changed_unseen(self.unseen, self.dump_seq);
+            stamped = self
+                .sensed
+                .changed_unseen(self.dump.unseen, self.dump.dump_seq);
             &stamped
         } else {
             &self.sensed
@@ -43,7 +46,7 @@ impl Engine {
             } else {
                 &[]
             },
-            held: self.lines_at_ply(&self.held),
+            held: self.lines_at_ply(&self.scan.held),
             passed: self.passed_lines(),
             costed: self.hypotheses.state == SyncState::Ambiguous && self.hypotheses.costed,
             clock: self.clock.in_use,
@@ -133,7 +136,7 @@ impl Engine {
             let record = self.game().position().board().occupied();
             let suspects = self.snapshots.blip_suspects(record, self.sensed.occupied());
             if suspects.any() {
-                self.takeback_held = Some(HeldTakeback {
+                self.scan.takeback_held = Some(HeldTakeback {
                     ply: self.game().ply(),
                     back_to,
                     suspects,

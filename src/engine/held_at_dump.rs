@@ -48,7 +48,7 @@ impl Engine {
         if scanned != Scanned::Dump {
             return HeldAtDump::Read;
         }
-        let Some(caught) = self.caught_slide.take() else {
+        let Some(caught) = self.scan.caught_slide.take() else {
             return HeldAtDump::Read;
         };
         let pos = self.game().position().clone();

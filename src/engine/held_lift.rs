@@ -56,13 +56,13 @@ impl Engine {
         let Some(completes) = self.lift_is_evidence(sq, t) else {
             return false;
         };
-        if self.held_lifts.iter().any(|h| h.sq == sq) {
+        if self.squares.held_lifts.iter().any(|h| h.sq == sq) {
             return false;
         }
         let Some(lifted) = self.game().position().board().piece_at(sq) else {
             return false;
         };
-        self.held_lifts.push(HeldLift {
+        self.squares.held_lifts.push(HeldLift {
             sq,
             at: t,
             piece: self.sensed.piece_at(sq),
@@ -84,7 +84,7 @@ impl Engine {
     /// that only ends a slide dwell (the sliding piece picked up again) go
     /// on around them.
     pub(super) fn blip_put_back(&mut self, event: &BoardEvent, t: Millis) -> bool {
-        if self.held_lifts.is_empty() {
+        if self.squares.held_lifts.is_empty() {
             return false;
         }
         let settle_ms = self.config.settle_ms;
@@ -92,6 +92,7 @@ impl Engine {
             BoardEvent::Press(_) | BoardEvent::Clock(..) => false,
             BoardEvent::Lift(sq) => {
                 if self
+                    .squares
                     .held_lifts
                     .iter()
                     .any(|h| h.completes && self.may_go_on(h, *sq, None, t))
@@ -101,16 +102,17 @@ impl Engine {
                 false
             }
             BoardEvent::Place(sq, piece) => {
-                let back = self.held_lifts.iter().position(|h| {
+                let back = self.squares.held_lifts.iter().position(|h| {
                     h.sq == *sq
                         && t.saturating_sub(h.at) < settle_ms
                         && (piece.is_none() || h.piece.is_none() || *piece == h.piece)
                 });
                 if let Some(i) = back {
-                    self.held_lifts.remove(i);
+                    self.squares.held_lifts.remove(i);
                     return true;
                 }
                 if self
+                    .squares
                     .held_lifts
                     .iter()
                     .any(|h| self.may_go_on(h, *sq, Some(*piece), t))
@@ -169,10 +171,10 @@ impl Engine {
     /// since), in order. `all`: the input ended, every one is applied.
     pub(super) fn lifts_outlived_by(&mut self, t: Millis, all: bool) {
         let settle_ms = self.config.settle_ms;
-        while let Some(h) = self.held_lifts.first().copied()
+        while let Some(h) = self.squares.held_lifts.first().copied()
             && (all || t.saturating_sub(h.at) >= settle_ms)
         {
-            self.held_lifts.remove(0);
+            self.squares.held_lifts.remove(0);
             if !self.sensed.occupied().contains(h.sq) {
                 continue;
             }
@@ -183,7 +185,8 @@ impl Engine {
 
     /// When the first lift held will have outlived a blip.
     pub(super) fn held_lift_deadline(&self) -> Option<Millis> {
-        self.held_lifts
+        self.squares
+            .held_lifts
             .first()
             .map(|h| h.at.saturating_add(self.config.settle_ms))
     }

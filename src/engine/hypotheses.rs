@@ -120,9 +120,9 @@ impl Engine {
                     && suspects.any() =>
             {
                 self.hypotheses.state = SyncState::Searching;
-                self.unlisted = Some(lines);
+                self.scan.unlisted = Some(lines);
                 let seq = self.snapshots.last().map_or(0, |(seq, _)| seq);
-                self.put_off = Some((self.game().ply(), suspects, seq));
+                self.scan.put_off = Some((self.game().ply(), suspects, seq));
                 Reading::Wait
             }
             reading => reading,
@@ -388,7 +388,7 @@ impl Engine {
         let listed = self.hypotheses.lines.len();
         self.hypotheses.clear();
         self.hypotheses.state = SyncState::Lost;
-        self.passed = None;
+        self.scan.passed = None;
         self.behind = true;
         let game = self.game();
         let at_move = match game.moves().last() {

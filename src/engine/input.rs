@@ -62,7 +62,7 @@ impl Engine {
                 self.slide_before_scan(t, scan);
                 self.seq += 1;
                 if self.sensed.apply_scan(scan, self.seq) {
-                    self.scan_period.note(t);
+                    self.scan.scan_period.note(t);
                     self.settle.changed(t, self.seq);
                     // A scan after square-by-square reports is a dump (a
                     // reconnection), and so is a scanning board's first
@@ -70,16 +70,17 @@ impl Engine {
                     // scanning board's snapshots, its first of the session
                     // included: a board that only scans sends no dump, and
                     // its first scan is any instant (issue 34).
-                    if self.reconnected && self.scanned {
-                        self.reconnected_seq = self.seq;
+                    if self.dump.reconnected && self.scanned {
+                        self.dump.reconnected_seq = self.seq;
                     }
-                    self.dumped = self.reconnected || !self.scanned && !self.snapshots.only();
-                    self.reconnected = false;
+                    self.dump.dumped =
+                        self.dump.reconnected || !self.scanned && !self.snapshots.only();
+                    self.dump.reconnected = false;
                     self.scanned = true;
                     self.push_snapshot();
-                    if self.dumped {
-                        self.unseen = self.sensed.occupied();
-                        self.dump_seq = self.seq;
+                    if self.dump.dumped {
+                        self.dump.unseen = self.sensed.occupied();
+                        self.dump.dump_seq = self.seq;
                         if !self.sensed.identifies_all() {
                             // Searched now, so that a piece put down on its
                             // way past the dump's lines waits as it would
@@ -95,7 +96,7 @@ impl Engine {
                     self.push_snapshot();
                 }
             }
-            BoardEvent::Reconnected => self.reconnected = true,
+            BoardEvent::Reconnected => self.dump.reconnected = true,
             BoardEvent::Clock(white, black) => {
                 let before = self.clock.last.replace((*white, *black));
                 self.flag_shown(before, (*white, *black));
@@ -143,7 +144,7 @@ impl Engine {
         self.seq += 1;
         // A square filled and emptied again at once, with nothing else in
         // between, before the state settled: a sensor blip.
-        let placed = self.placed[sq.to_usize()].take();
+        let placed = self.squares.placed[sq.to_usize()].take();
         let phantom = placed.is_some_and(|(at, seq, _)| {
             seq + 1 == self.seq && t.saturating_sub(at) < self.config.settle_ms
         });
@@ -154,7 +155,7 @@ impl Engine {
             if let Some((_, _, Some(lifted_at))) = placed {
                 self.note_touch(sq, lifted_at);
             }
-            self.lifted[sq.to_usize()] = None;
+            self.squares.lifted[sq.to_usize()] = None;
             if self.sensed.lift(sq, self.seq) {
                 self.settle.changed(t, self.seq);
                 self.scanned = false;
@@ -166,7 +167,7 @@ impl Engine {
         self.note_touch(sq, t);
         let settled = !self.settle.is_unread();
         let was = self.sensed.occupied().contains(sq);
-        self.lifted[sq.to_usize()] = was.then_some((t, self.sensed.piece_at(sq), self.seq));
+        self.squares.lifted[sq.to_usize()] = was.then_some((t, self.sensed.piece_at(sq), self.seq));
         if self.sensed.lift(sq, self.seq) {
             self.settle.changed(t, self.seq);
             self.scanned = false;
@@ -191,7 +192,7 @@ impl Engine {
         self.seq += 1;
         // Put back where it was lifted, as it was, at once (nothing else
         // happened in between) and before the state settled.
-        let lifted = self.lifted[sq.to_usize()].take();
+        let lifted = self.squares.lifted[sq.to_usize()].take();
         let put_back = lifted.is_some_and(|(at, was, _)| {
             t.saturating_sub(at) < self.config.settle_ms
                 && !self.sensed.occupied().contains(sq)
@@ -203,7 +204,7 @@ impl Engine {
         let forgot = (put_back && !candidate)
             .then(|| lifted.map(|(at, _, _)| at))
             .flatten();
-        self.placed[sq.to_usize()] =
+        self.squares.placed[sq.to_usize()] =
             (!candidate && !self.sensed.occupied().contains(sq)).then_some((t, self.seq, forgot));
         if self.sensed.place(sq, piece, self.seq) {
             self.settle.changed(t, self.seq);

@@ -26,6 +26,7 @@ mod complete;
 mod config;
 mod correct;
 mod cost;
+mod dump_watch;
 mod endings;
 mod evaluate;
 mod first_reading;
@@ -53,12 +54,14 @@ mod provisional;
 mod read;
 mod record;
 mod resynchronise;
+mod scan_evidence;
 mod scan_slide;
 mod scanned;
 mod settle;
 mod slide;
 mod slide_stood;
 mod snapshots;
+mod square_times;
 mod touch;
 mod unconfirmed;
 mod unseen_capture;
@@ -78,7 +81,7 @@ pub use settle::Settle;
 pub use snapshots::Snapshots;
 pub use touch::Touches;
 
-use shakmaty::{Bitboard, ByColor, CastlingMode, Chess, Move, Position};
+use shakmaty::{ByColor, CastlingMode, Chess, Position};
 
 use crate::{
     event::Millis,
@@ -88,24 +91,6 @@ use crate::{
 };
 use complete::Clock;
 use hypotheses::Hypotheses;
-use unconfirmed::Unconfirmed;
-
-/// A takeback one scan showed, held for the next (see
-/// [`Engine::takes_back_held`]).
-#[derive(Debug, Clone, Copy)]
-struct HeldTakeback {
-    /// The record's length when it was held.
-    ply: usize,
-    /// The record's length the scan went back to.
-    back_to: usize,
-    /// The squares that scan changed where the board differed from the
-    /// record, and which of them it showed full.
-    suspects: Bitboard,
-    shown: Bitboard,
-    /// When the scan showed it, and its event.
-    made_at: Millis,
-    basis: u64,
-}
 
 /// How many times one instant may read the board: each reading after the
 /// first follows moves the one before recorded.
@@ -145,29 +130,9 @@ pub struct Engine {
     /// by more plies than any later state shows, so no sequence of several
     /// moves read from it is certain.
     behind: bool,
-    /// The last full scan was a dump after square-by-square reports.
-    dumped: bool,
-    /// The sequence number of the last dump: until the record has caught
-    /// up past it, squares may have changed unseen before it.
-    dump_seq: u64,
-    /// The event of a scanning board's first scan after the link came
-    /// back (0: none yet).
-    reconnected_seq: u64,
-    /// The squares the last dump showed occupied: any of them may have
-    /// been emptied and refilled unseen before it.
-    unseen: shakmaty::Bitboard,
-    /// The lines that reach what the last dump showed from the record's
-    /// position, by (dump event, record's half-moves): searched once per
-    /// dump and record, then extended by the moves reported since
-    /// (`resynchronise.rs`). `None` inside: over budget.
-    dump_lines: Option<((u64, usize), Option<resynchronise::Found>)>,
     /// The occupancies a scanning board showed since its last square
     /// report.
     snapshots: snapshots::Snapshots,
-    /// A dump after a reconnection on an occupancy board is being read:
-    /// every move recorded from it was made while nobody was listening,
-    /// and is inferred from the squares alone.
-    reading_dump: bool,
     /// The moves being recorded are the ones every candidate listed for
     /// the arbiter still begins with: the board told them apart.
     narrowing: bool,
@@ -178,55 +143,17 @@ pub struct Engine {
     /// The last reading was a move in progress: if the players end the
     /// game now, the state is read again as where they left the pieces.
     hand_awaited: bool,
-    /// The record's length, and the lines a scan was read among as a move
-    /// in progress from that position (occupancy snapshots only).
-    held: Option<(usize, Vec<Vec<Move>>)>,
-    /// The record's length, and the lines that exactly explained a scan
-    /// from that position which was read as a hand at work instead
-    /// (identifying snapshots only).
-    passed: Option<(usize, Vec<Vec<Move>>)>,
-    /// A move a scan showed, held back as a piece that may be sliding on
-    /// (`slide_stood.rs`), and the gaps between scans that tell.
-    caught_slide: Option<slide_stood::CaughtSlide>,
-    scan_period: slide_stood::ScanPeriod,
-    /// Per square, when a piece was last lifted from it and what the board
-    /// said it was: a piece put back within the settle time is a blip.
-    lifted: [Option<(Millis, Option<shakmaty::Piece>, u64)>; 64],
-    /// Per square, when a piece was last put on it while it was empty, and
-    /// when the lift it was taken to put back came (its touch forgotten).
-    placed: [Option<(Millis, u64, Option<Millis>)>; 64],
-    /// Moves a snapshot showed that the next scan must confirm.
-    unconfirmed: Option<Unconfirmed>,
-    /// The last snapshot, when nothing explained it: if the next scan
-    /// empties again the one square it filled, that was a blip.
-    unexplained: Option<u64>,
-    /// The link to the board came back: its next scan is a dump.
-    reconnected: bool,
-    /// A line too long to record that only the last scan showed: listed
-    /// for the arbiter if the board still stands so when pieces would be
-    /// taken for displaced (a blip the next scan clears is no candidate).
-    /// On occupancy it waits for the next scan only (`put_off`).
-    unlisted: Option<Vec<Vec<Move>>>,
-    /// On occupancy, `unlisted` was put off at the record's ply given,
-    /// with the squares only the scan that showed it changed (a blip that
-    /// scan caught, if one is back as the record has it at the next scan
-    /// and the line cannot have gone on to the board), and that scan's
-    /// event.
-    put_off: Option<(usize, Bitboard, u64)>,
-    /// On occupancy, a takeback only the last scan showed, held until the
-    /// next one: a blip that scan caught may explain it. The record's
-    /// length and the ply it goes back to, the squares a blip would
-    /// explain and what the scan showed on them, and when.
-    takeback_held: Option<HeldTakeback>,
     /// The check of the record against the board, outside the reading
     /// rules (see `guard.rs`).
     guard: guard::Guard,
-    /// Squares refilled within the settle time while a piece was in the
-    /// air: a blip or a capture (see `brief.rs`).
-    brief: brief::BriefRefills,
-    /// Lifts that would complete a move, until they outlive a blip (see
-    /// `held_lift.rs`).
-    held_lifts: Vec<held_lift::HeldLift>,
+    /// What the last dump left unsaid (the observation model of a dump).
+    dump: dump_watch::DumpWatch,
+    /// What the last scans left for the next to settle (the observation
+    /// model of snapshots).
+    scan: scan_evidence::ScanEvidence,
+    /// When each square was last emptied or filled (the observation model
+    /// of square events).
+    squares: square_times::SquareTimes,
 }
 
 impl Default for Engine {
@@ -258,31 +185,14 @@ impl Engine {
             scanned: false,
             hypotheses: Hypotheses::default(),
             behind: false,
-            dumped: false,
-            dump_seq: 0,
-            reconnected_seq: 0,
-            unseen: shakmaty::Bitboard::EMPTY,
-            dump_lines: None,
             snapshots: snapshots::Snapshots::default(),
-            reading_dump: false,
             narrowing: false,
             read_again: false,
             hand_awaited: false,
-            held: None,
-            passed: None,
-            caught_slide: None,
-            scan_period: slide_stood::ScanPeriod::default(),
-            lifted: [None; 64],
-            placed: [None; 64],
-            unconfirmed: None,
-            unexplained: None,
-            reconnected: false,
-            unlisted: None,
-            put_off: None,
-            takeback_held: None,
             guard: guard::Guard::default(),
-            brief: brief::BriefRefills::default(),
-            held_lifts: Vec::new(),
+            dump: dump_watch::DumpWatch::default(),
+            scan: scan_evidence::ScanEvidence::default(),
+            squares: square_times::SquareTimes::default(),
         }
     }
 
@@ -364,14 +274,14 @@ impl Engine {
     /// board showed moves that were not all read from it.
     pub(super) fn unseen_since_dump(&self) -> bool {
         let game = self.game();
-        self.dump_seq > game.basis(game.ply())
+        self.dump.dump_seq > game.basis(game.ply())
     }
 
     /// Whether a scanning board's scan after a reconnection shows more
     /// than the record has caught up with.
     pub(super) fn unseen_since_reconnection(&self) -> bool {
         let game = self.game();
-        self.reconnected_seq > game.basis(game.ply())
+        self.dump.reconnected_seq > game.basis(game.ply())
     }
 
     /// Lets time pass to `t` with no event: a board state that has stood long
@@ -417,7 +327,7 @@ impl Engine {
         self.settle_slide_press();
         self.slide_stood(None, None);
         self.complete_brief_at_end();
-        if let Some(lines) = self.unlisted.take()
+        if let Some(lines) = self.scan.unlisted.take()
             && !self.game().is_over()
         {
             self.ambiguous(lines, false);
@@ -436,7 +346,7 @@ impl Engine {
         }
         self.confirm_at_end();
         // The input ended with a held takeback still on the board.
-        if let Some(held) = self.takeback_held.take()
+        if let Some(held) = self.scan.takeback_held.take()
             && held.made_at == self.settle.since()
             && self.game().ply() == held.ply
             && !self.game().is_over()
@@ -659,14 +569,14 @@ mod tests {
         push_all(&mut e, BXC6_THEN_B5_FULL);
         e.advance_to(20_000);
         assert_eq!(e.game().ply(), 7);
-        assert!(e.takeback_held.is_some());
+        assert!(e.scan.takeback_held.is_some());
         push_all(
             &mut e,
             "@20500 board x1xxxxxx/1xxx1xxx/x1x5/4x3/4x3/5x2/xxxx1xxx/xxxxx2x\n",
         );
         e.advance_to(21_000);
         assert_eq!(e.game().ply(), 7);
-        assert!(e.takeback_held.is_none());
+        assert!(e.scan.takeback_held.is_none());
         assert!(
             !e.drain_events()
                 .iter()

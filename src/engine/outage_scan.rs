@@ -44,7 +44,7 @@ impl Engine {
     pub(super) fn through_scan_dump(&self, pos: &Chess, found: Resync, target: &Target) -> Resync {
         let game = self.game();
         let since = game.basis(game.ply());
-        let dump = self.unseen;
+        let dump = self.dump.unseen;
         let fits = |line: &Vec<Move>| {
             passes_dump(pos, line, dump) && self.snapshots.allow(pos, line, since, Bitboard::EMPTY)
         };

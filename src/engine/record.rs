@@ -18,8 +18,9 @@ impl Engine {
         let first_ply = self.game().ply() + 1;
         let shown_alone = self.shown_alone(moves);
         let inferred = if self.scanned && self.sensed.identifies_all() {
-            (moves.len() > shown_alone + 1 || self.reading_dump).then_some(first_ply + shown_alone)
-        } else if self.reading_dump {
+            (moves.len() > shown_alone + 1 || self.dump.reading_dump)
+                .then_some(first_ply + shown_alone)
+        } else if self.dump.reading_dump {
             Some(first_ply)
         } else if moves.len() > 1 {
             self.first_inferred(first_ply - 1, moves)
@@ -287,7 +288,7 @@ impl Engine {
         }
         self.games.push(game);
         // Moves a snapshot of the last game showed are not this game's.
-        self.unconfirmed = None;
+        self.scan.unconfirmed = None;
         self.behind = false;
         self.clock.pending_press = ByColor::default();
         self.clock.presses_ahead = 0;

@@ -43,7 +43,7 @@ impl Engine {
         // After the link came back, until the record has caught up with
         // the board, the scans may be any number of moves on.
         let outage = self.unseen_since_reconnection();
-        if occupancy && !self.dumped && !outage {
+        if occupancy && !self.dump.dumped && !outage {
             // On an occupancy board's snapshots, a piece slid to a wrong
             // square or held in the hand is too often explained by moves
             // nobody made: not read until those cases are told apart.
@@ -52,7 +52,7 @@ impl Engine {
         // A dump of a board that names pieces pins the search down: it
         // may go on longer. On occupancy, more work finds more lines a blip
         // fits as well, and is not spent.
-        let limits = if (self.dumped || outage) && !occupancy {
+        let limits = if (self.dump.dumped || outage) && !occupancy {
             Limits::dump()
         } else {
             Limits::default()
@@ -139,7 +139,7 @@ impl Engine {
                 self.hypotheses.state = SyncState::Searching;
             }
             Resync::Unique(line)
-                if !self.dumped
+                if !self.dump.dumped
                     && line.len() > SNAPSHOT_PLIES
                     && (if occupancy {
                         !outage
@@ -172,7 +172,7 @@ impl Engine {
                     && self.hypotheses.state != SyncState::Ambiguous
                 {
                     self.hypotheses.state = SyncState::Searching;
-                    self.unlisted = Some(vec![line]);
+                    self.scan.unlisted = Some(vec![line]);
                 } else {
                     self.ambiguous(vec![line], false);
                 }
@@ -182,7 +182,7 @@ impl Engine {
             // a blip (a pawn read gone for a moment reads as captured by a
             // piece that went there and back).
             Resync::Unique(line)
-                if !self.dumped
+                if !self.dump.dumped
                     && !closing
                     && line.len() > SNAPSHOT_PLIES
                     && !self.contradicts_candidates(&line)
@@ -223,12 +223,12 @@ impl Engine {
             Resync::Candidates { lines, more: false }
                 if !occupancy
                     && !closing
-                    && !self.dumped
+                    && !self.dump.dumped
                     && !suspects.is_empty()
                     && self.hypotheses.state != SyncState::Ambiguous =>
             {
                 self.hypotheses.state = SyncState::Searching;
-                self.unlisted = Some(lines);
+                self.scan.unlisted = Some(lines);
             }
             Resync::Candidates { lines, more } => self.ambiguous(lines, more),
             Resync::None => self.hypotheses.state = SyncState::Lost,

@@ -102,7 +102,7 @@ impl Engine {
             return None;
         }
         let to = super::unseen_capture::sliding_reply(self.game(), &self.sensed)?;
-        self.placed[to.to_usize()].map(|(at, _, _)| at)
+        self.squares.placed[to.to_usize()].map(|(at, _, _)| at)
     }
 
     /// As [`Engine::sliding_since`], for a piece sliding from the record's
@@ -137,7 +137,7 @@ impl Engine {
         {
             return None;
         }
-        let (placed, _, _) = self.placed[to.to_usize()]?;
+        let (placed, _, _) = self.squares.placed[to.to_usize()]?;
         // A dragged piece straddles two squares as it crosses from one to
         // the next, so the square ahead reads filled before the one behind
         // reads empty: it stands on `to` alone, and dwells there, only from
@@ -145,7 +145,7 @@ impl Engine {
         let behind = attacks::between(from, to).with(from);
         let at = behind
             .into_iter()
-            .filter_map(|sq| self.lifted[sq.to_usize()].map(|(at, _, _)| at))
+            .filter_map(|sq| self.squares.lifted[sq.to_usize()].map(|(at, _, _)| at))
             .fold(placed, Millis::max);
         let goes_on = may_cross(pos, from, to)
             && crate::legal::legal_moves(pos).iter().any(|&m| {

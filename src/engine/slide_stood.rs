@@ -128,7 +128,7 @@ impl Engine {
         if slide_caught(&after, &self.sensed).is_none() {
             return;
         }
-        self.caught_slide = Some(CaughtSlide {
+        self.scan.caught_slide = Some(CaughtSlide {
             ply: self.game().ply() + prefix.len(),
             mv: line[prefix.len()],
             seq: self.seq,
@@ -140,7 +140,7 @@ impl Engine {
     /// could be on its way further along the same line, with the
     /// opponent's hand in the same scan (see [`Engine::shown_mid_slide`]).
     pub(super) fn hold_caught_slide(&mut self, mv: Move, at: Millis) {
-        self.caught_slide = Some(CaughtSlide {
+        self.scan.caught_slide = Some(CaughtSlide {
             ply: self.game().ply(),
             mv,
             seq: self.seq,
@@ -153,14 +153,15 @@ impl Engine {
     /// plies, so the held move is one story the dump is weighed against
     /// (`held_at_dump.rs`), if nothing came in between.
     pub(super) fn slide_before_scan(&mut self, t: Millis, scan: &Scan) {
-        if !self.reconnected {
+        if !self.dump.reconnected {
             self.slide_stood(Some(t), Some(scan));
         } else if self
+            .scan
             .caught_slide
             .as_ref()
             .is_some_and(|c| c.seq != self.seq)
         {
-            self.caught_slide = None;
+            self.scan.caught_slide = None;
         }
     }
 
@@ -175,7 +176,7 @@ impl Engine {
     /// held scan caught it says it was put down there (a slide lasts one
     /// scan).
     pub(super) fn slide_stood(&mut self, t: Option<Millis>, next: Option<&Scan>) {
-        let Some(caught) = self.caught_slide.take() else {
+        let Some(caught) = self.scan.caught_slide.take() else {
             return;
         };
         let piece = caught
@@ -189,7 +190,7 @@ impl Engine {
             || caught.ply != self.game().ply()
             || self.game().is_over()
             || self.clock.slide_press.is_some()
-            || t.is_some_and(|t| !still && !self.scan_period.stood(caught.at, t))
+            || t.is_some_and(|t| !still && !self.scan.scan_period.stood(caught.at, t))
             || !self.game().position().is_legal(caught.mv)
         {
             return;

@@ -225,7 +225,7 @@ impl Engine {
         // recorded above taken off.
         let may_slide = self.clock.presses_ahead < then.len();
         if let Some((seq, shown)) = self.snapshots.last() {
-            self.unconfirmed = Some(Unconfirmed {
+            self.scan.unconfirmed = Some(Unconfirmed {
                 ply: self.game().ply(),
                 before: certain.len(),
                 seq,
@@ -252,7 +252,7 @@ impl Engine {
     /// fewer moves waits one scan more.
     pub(super) fn settle_unconfirmed(&mut self) {
         self.forget_unexplained_blip();
-        let Some(mut u) = self.unconfirmed.take() else {
+        let Some(mut u) = self.scan.unconfirmed.take() else {
             return;
         };
         if self.game().ply() != u.ply || self.game().is_over() {
@@ -267,12 +267,12 @@ impl Engine {
             // is the next state.
             None if Square::ALL.into_iter().any(since) => self.sensed.occupied(),
             None => {
-                self.unconfirmed = Some(u);
+                self.scan.unconfirmed = Some(u);
                 return;
             }
         };
-        u.stood |=
-            self.snapshots.count_after(u.seq) == 1 && self.scan_period.stood_until_last(u.made_at);
+        u.stood |= self.snapshots.count_after(u.seq) == 1
+            && self.scan.scan_period.stood_until_last(u.made_at);
         if u.strict {
             // The clock may already say the moves were all made: a press
             // for each (Art. 6.2.1; 46.Kh7 Rf5 47.h5 shown with h5 the
@@ -338,7 +338,7 @@ impl Engine {
                 if let ([line], Some((seq, _))) = (&stories.made_exact[..], self.snapshots.last()) {
                     u.made_shown = Some((seq, line.clone()));
                 }
-                self.unconfirmed = Some(u);
+                self.scan.unconfirmed = Some(u);
             }
             // The blip the cheaper story (see `blip_cheaper`).
             (true, true) if self.blip_cheaper(&u, &stories) => self.weigh_cheaper_blip(u, stories),
@@ -396,11 +396,11 @@ impl Engine {
             && (MAX_WEIGHED + 1..=MAX_SLIDE_WEIGHED).contains(&self.snapshots.count_after(u.seq));
         match slide.filter(|_| u.may_slide) {
             Some(SlideVerdict::Slid) => self.forget(u, stories),
-            Some(SlideVerdict::Made) if in_doubt => self.unconfirmed = Some(u),
+            Some(SlideVerdict::Made) if in_doubt => self.scan.unconfirmed = Some(u),
             Some(SlideVerdict::Both | SlideVerdict::BothSlidCheaper)
                 if self.snapshots.count_after(u.seq) <= MAX_WEIGHED =>
             {
-                self.unconfirmed = Some(u);
+                self.scan.unconfirmed = Some(u);
             }
             // The slide the cheaper a scan later: the story the scans go
             // against dies within a scan or two (the capture begun on the
@@ -413,7 +413,7 @@ impl Engine {
                 if self.snapshots.count_after(u.seq) <= MAX_SLIDE_WEIGHED
                     && (v == SlideVerdict::BothSlidCheaper || stories.only_hands()) =>
             {
-                self.unconfirmed = Some(u);
+                self.scan.unconfirmed = Some(u);
             }
             // Still both a scan later, the slide the cheaper: the scans
             // cannot tell them apart, and recording the move made would

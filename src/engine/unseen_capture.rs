@@ -120,7 +120,7 @@ impl Engine {
         // square (the capture itself showed nothing more): the captured
         // piece or his own, they are no touches of the mover's.
         if let Some(from) = first.from()
-            && let Some((left, _, _)) = self.lifted[from.to_usize()]
+            && let Some((left, _, _)) = self.squares.lifted[from.to_usize()]
         {
             self.touches.forget_after(pos.turn(), left);
         }

@@ -27,7 +27,7 @@ impl Engine {
         if made > blip + MARGIN {
             self.forget(u, stories);
         } else if self.snapshots.count_after(u.seq) <= MAX_WEIGHED {
-            self.unconfirmed = Some(u);
+            self.scan.unconfirmed = Some(u);
         } else {
             self.list_stories(u, stories);
         }

@@ -8,7 +8,7 @@ impl Engine {
     /// move and a blip both still explained the board: neither is certain,
     /// and both are listed for the arbiter (`out_of_sync`).
     pub(in crate::engine) fn list_undecided(&mut self) {
-        let Some(u) = self.unconfirmed.take() else {
+        let Some(u) = self.scan.unconfirmed.take() else {
             return;
         };
         let Some(stories) = self
@@ -53,7 +53,8 @@ impl Engine {
     /// Whether moves a snapshot showed wait while later scans tell them
     /// from a blip: the board is not read from the record meanwhile.
     pub(in crate::engine) fn undecided(&self) -> bool {
-        self.unconfirmed
+        self.scan
+            .unconfirmed
             .as_ref()
             .is_some_and(|u| self.snapshots.next_after(u.seq).is_some())
     }
@@ -144,7 +145,7 @@ impl Engine {
     /// A square shown empty for one scan is left alone: a captured piece
     /// taken off before the capturing one is put down looks the same.
     pub(in crate::engine) fn forget_unexplained_blip(&mut self) {
-        let Some(seq) = self.unexplained else {
+        let Some(seq) = self.scan.unexplained else {
             return;
         };
         let mut odd = self.snapshots.odd_fills(seq);
@@ -153,15 +154,15 @@ impl Engine {
         }
         if odd.count() == 1 {
             self.snapshots.forget_blips(seq, odd);
-            self.unexplained = None;
+            self.scan.unexplained = None;
         } else if self.snapshots.next_after(seq).is_some() {
-            self.unexplained = None;
+            self.scan.unexplained = None;
         }
     }
 
     /// The input ended: the last snapshot stood until then, no blip.
     pub(in crate::engine) fn confirm_at_end(&mut self) {
-        if let Some(u) = self.unconfirmed.take()
+        if let Some(u) = self.scan.unconfirmed.take()
             && self.game().ply() == u.ply
             && !self.game().is_over()
         {

@@ -24,7 +24,7 @@ impl Engine {
             return self.confirm(u);
         }
         if self.snapshots.count_after(u.seq) <= MAX_WEIGHED {
-            self.unconfirmed = Some(u);
+            self.scan.unconfirmed = Some(u);
             return;
         }
         self.list_stories(u, stories);
