@@ -130,8 +130,15 @@ impl Engine {
     }
 
     /// Applies a reading. `scanned`: the state was read as one a scan may
-    /// have skipped states of.
-    pub(super) fn apply(&mut self, reading: Reading, made_at: Millis, basis: u64, scanned: bool) {
+    /// have skipped states of. Returns whether the state is to be read
+    /// again from the moves recorded (see [`Engine::narrowed`]).
+    pub(super) fn apply(
+        &mut self,
+        reading: Reading,
+        made_at: Millis,
+        basis: u64,
+        scanned: bool,
+    ) -> bool {
         match reading {
             Reading::Wait | Reading::Hand => {}
             Reading::Ambiguous(lines) => self.ambiguous(lines, false),
@@ -145,55 +152,11 @@ impl Engine {
                 then,
                 suspect,
             } => self.unconfirmed_read(certain, then, suspect, made_at, basis, scanned),
-            // Lines a hand was read among, nothing listed: the moves they
-            // begin with are read as any, and the scan is read again from
-            // them if it showed more than the snapshots trust.
-            Reading::Narrowed { certain, lines, .. }
-                if self.hypotheses.state != SyncState::Ambiguous =>
-            {
-                if !certain.is_empty() && !self.contradicts_candidates(&certain) {
-                    self.record_read(&certain, made_at, basis, scanned);
-                    self.read_again = lines.iter().any(|line| line.len() > certain.len());
-                }
-            }
             Reading::Narrowed {
                 certain,
                 lines,
                 again,
-            } => {
-                let (lagged, costed) = (self.hypotheses.lagged, self.hypotheses.costed);
-                if !certain.is_empty() {
-                    self.narrowing = true;
-                    self.record_read(&certain, made_at, basis, scanned);
-                    self.narrowing = false;
-                }
-                // One line left, its last move perhaps a piece caught on
-                // its way: read from the moves recorded, as any move.
-                if again {
-                    self.hypotheses = Hypotheses::default();
-                    self.read_again = true;
-                    return;
-                }
-                let rest: Vec<_> = lines
-                    .into_iter()
-                    .filter(|line| line.len() > certain.len())
-                    .map(|line| line[certain.len()..].to_vec())
-                    .collect();
-                // The arbiter was told when the candidates were first
-                // listed; they are only followed on here.
-                self.hypotheses = if rest.is_empty() {
-                    Hypotheses::default()
-                } else {
-                    self.behind = true;
-                    Hypotheses {
-                        state: SyncState::Ambiguous,
-                        lines: rest,
-                        lagged,
-                        costed,
-                        since: Vec::new(),
-                    }
-                };
-            }
+            } => return self.narrowed(certain, lines, again, made_at, basis, scanned),
             Reading::Changed(m) => self.replace_last(m, made_at, basis),
             Reading::Takeback(ply) => self.take_back(ply, made_at, basis),
             Reading::ResultSignal(outcome) => {
@@ -221,6 +184,63 @@ impl Engine {
             Reading::NewGame => self.start_game(Chess::default(), made_at),
             Reading::Repromoted(m) => self.repromote(m, made_at, basis),
         }
+        false
+    }
+
+    /// Applies lines narrowed to the moves they all begin with. Returns
+    /// whether the state is to be read again from the moves recorded: the
+    /// lines showed more than was recorded from them.
+    fn narrowed(
+        &mut self,
+        certain: Vec<Move>,
+        lines: Vec<Vec<Move>>,
+        again: bool,
+        made_at: Millis,
+        basis: u64,
+        scanned: bool,
+    ) -> bool {
+        // Lines a hand was read among, nothing listed: the moves they
+        // begin with are read as any, and the scan is read again from
+        // them if it showed more than the snapshots trust.
+        if self.hypotheses.state != SyncState::Ambiguous {
+            if certain.is_empty() || self.contradicts_candidates(&certain) {
+                return false;
+            }
+            self.record_read(&certain, made_at, basis, scanned);
+            return lines.iter().any(|line| line.len() > certain.len());
+        }
+        let (lagged, costed) = (self.hypotheses.lagged, self.hypotheses.costed);
+        if !certain.is_empty() {
+            self.narrowing = true;
+            self.record_read(&certain, made_at, basis, scanned);
+            self.narrowing = false;
+        }
+        // One line left, its last move perhaps a piece caught on its way:
+        // read from the moves recorded, as any move.
+        if again {
+            self.hypotheses = Hypotheses::default();
+            return true;
+        }
+        let rest: Vec<_> = lines
+            .into_iter()
+            .filter(|line| line.len() > certain.len())
+            .map(|line| line[certain.len()..].to_vec())
+            .collect();
+        // The arbiter was told when the candidates were first listed; they
+        // are only followed on here.
+        self.hypotheses = if rest.is_empty() {
+            Hypotheses::default()
+        } else {
+            self.behind = true;
+            Hypotheses {
+                state: SyncState::Ambiguous,
+                lines: rest,
+                lagged,
+                costed,
+                since: Vec::new(),
+            }
+        };
+        false
     }
 
     /// The squares where the board differs from the game position: in

@@ -222,9 +222,8 @@ impl Engine {
         // after reconnections: its first scan is a snapshot.
         self.dump.reading_dump =
             scanned == Scanned::Dump && !self.snapshots.only() && !self.sensed.identifies_all();
-        self.read_again = false;
-        self.apply(reading, made_at, basis, scanned != Scanned::No);
-        if std::mem::take(&mut self.read_again)
+        let read_again = self.apply(reading, made_at, basis, scanned != Scanned::No);
+        if read_again
             && self.game().ply() > plies
             && !self.game().is_over()
             && !self.sensed.shows_position(self.game().position())

@@ -136,10 +136,6 @@ pub struct Engine {
     /// The moves being recorded are the ones every candidate listed for
     /// the arbiter still begins with: the board told them apart.
     narrowing: bool,
-    /// Moves were recorded from lines a hand was read among, and the scan
-    /// showed more than the snapshots trust: it is read again from the
-    /// new record.
-    read_again: bool,
     /// The last reading was a move in progress: if the players end the
     /// game now, the state is read again as where they left the pieces.
     hand_awaited: bool,
@@ -187,7 +183,6 @@ impl Engine {
             behind: false,
             snapshots: snapshots::Snapshots::default(),
             narrowing: false,
-            read_again: false,
             hand_awaited: false,
             guard: guard::Guard::default(),
             dump: dump_watch::DumpWatch::default(),
