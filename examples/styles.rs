@@ -149,7 +149,10 @@ fn main() -> ExitCode {
     if let Some(name) = &a.why
         && let Some(style) = PHYSICS_STYLES.iter().find(|s| s.name == name)
     {
-        return why_physics(&games, style, a.every, a.seeds[0]);
+        // Numbered as the table samples physics games, so a game the table
+        // counts is the game explained.
+        let every = a.physics_every.unwrap_or(a.every);
+        return why_physics(&games, style, every, a.seeds[0]);
     }
     if let Some(name) = &a.why {
         let games: Vec<_> = games.into_iter().step_by(a.every).collect();
