@@ -279,9 +279,20 @@ impl Engine {
             // last scan's, three presses, then the h5 pawn taken off for
             // 47...Rxh5). A blip on a square the last scan changed would
             // leave fewer moves and a hand.
-            if (u.suspect & (next ^ u.shown)).is_empty()
-                || self.gone_on(&u)
-                || self.clock.presses_ahead >= u.moves.len()
+            // Only while the moves still explain the board: a story the
+            // board has left is no story, whatever else says the moves
+            // were made (21...Re5 read from a rook caught on e5 on its way
+            // to take on e1, then shown on e1: Black cannot move twice).
+            let stands = may_reach(
+                self.game().position(),
+                &u.moves,
+                &self.sensed,
+                1 + u.presses,
+            );
+            if stands
+                && ((u.suspect & (next ^ u.shown)).is_empty()
+                    || self.gone_on(&u)
+                    || self.clock.presses_ahead >= u.moves.len())
             {
                 self.confirm(u);
             }
