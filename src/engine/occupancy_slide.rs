@@ -157,8 +157,9 @@ pub(super) fn cheapest_lines(
 /// blip, 3), or `slid`, those that read the square as the piece's path and
 /// show where it went on to; a line of `slid` whose piece never crossed
 /// the square reads it as a blip (3), not a slide (1); one that stops
-/// short of its move, its piece and the piece it can take past the square
-/// both off at the last scan, has it in the hand on its way (1). Each ply no
+/// short of its move, its piece off at the last scan and a square past
+/// the one weighed still empty for it (the piece it can take there off,
+/// or none there), has it in the hand on its way (1). Each ply no
 /// snapshot showed costs 2: the slide's piece is put down at the end of
 /// its path at once, so the next scan shows it there. `None` if the
 /// square is no slide square, or no line of one story is left.
@@ -182,15 +183,17 @@ pub(super) fn weigh_slide(
     let stood = past_blip.cost(pos, |_| BLIP);
     let made_cost = gone_on.into_iter().chain(stood).min()?;
     // The piece still in the hand at the last scan (its square empty, the
-    // line stopping short of its move), with the piece it can take past
-    // the square already off, is on its way as much as one put down
-    // further on: the capture is under way (Qxa6 caught on d3, then a6
-    // and d3 both empty).
+    // line stopping short of its move), with a square past the one it was
+    // caught on still empty for it (the piece it can take there already
+    // off, or none there), is on its way as much as one put down further
+    // on: a dragged piece reads on no square between two it crosses, nor
+    // just above the one it is put down on (Qxa6 caught on d3, then a6 and
+    // d3 both empty; Bd3 caught on g6, then g6 and h7 both empty).
     let lifted = slid.snapshots.last().is_some_and(|(_, shown)| {
         last.from().is_some_and(|f| {
             !shown.contains(f)
                 && from
-                    .capture_moves()
+                    .legal_moves()
                     .iter()
                     .any(|&c| !shown.contains(c.to()) && passes(&from, c, f, on))
         })
