@@ -204,6 +204,15 @@ impl Snapshots {
             .map(|&(_, shown)| shown)
     }
 
+    /// The last snapshot that shows `squares` as `occupied` has them.
+    pub fn last_showing(&self, squares: Bitboard, occupied: Bitboard) -> Option<(u64, Bitboard)> {
+        self.list
+            .iter()
+            .rev()
+            .find(|(_, shown)| *shown & squares == occupied & squares)
+            .copied()
+    }
+
     /// How many snapshots came after event `seq`.
     pub fn count_after(&self, seq: u64) -> usize {
         self.list.iter().filter(|(at, _)| *at > seq).count()

@@ -21,7 +21,7 @@ mod cheaper_blip;
 mod ending;
 mod stayed_full;
 
-use shakmaty::{Bitboard, Color, Move, Position, Square};
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Square};
 
 use super::{
     Engine,
@@ -190,6 +190,26 @@ impl Unconfirmed {
     }
 }
 
+/// The snapshot that showed `moves` (from `pos`): the last that shows
+/// their `suspect` squares as the moves leave them. A later scan may have
+/// caught the last move's piece lifted again (f6-d4 caught on d4, then d4
+/// empty, read from the record's position only then), and the square is
+/// weighed at the scan that filled it, not the one that caught the hand.
+fn showing_moves(
+    snapshots: &Snapshots,
+    pos: &Chess,
+    moves: &[Move],
+    suspect: Bitboard,
+) -> Option<(u64, Bitboard)> {
+    let mut after = pos.clone();
+    for &m in moves {
+        after.play_unchecked(m);
+    }
+    snapshots
+        .last_showing(suspect, after.board().occupied())
+        .or_else(|| snapshots.last())
+}
+
 /// How many later scans may leave both a patient move and the blip
 /// standing before the move is taken as made (as the snapshot showed it):
 /// the board is not read meanwhile, and more moves may pile up. One more
@@ -224,7 +244,8 @@ impl Engine {
         // The presses count from the record's position, the moves
         // recorded above taken off.
         let may_slide = self.clock.presses_ahead < then.len();
-        if let Some((seq, shown)) = self.snapshots.last() {
+        let showing = showing_moves(&self.snapshots, self.game().position(), &then, suspect);
+        if let Some((seq, shown)) = showing {
             self.scan.unconfirmed = Some(Unconfirmed {
                 ply: self.game().ply(),
                 before: certain.len(),
