@@ -64,6 +64,24 @@ pub(super) fn may_be_on_its_way(pos: &Chess, shown: Bitboard, filled: Bitboard) 
     })
 }
 
+/// Whether the board `shown` differs from `pos` only by one of the
+/// mover's pieces gone from its square and caught, by the last scan
+/// (`changed`), on a square of the path of one of its legal moves: a move
+/// under way (a slide, 1), not plies no scan showed to be searched for
+/// (35...Re7 with the rook caught on e6 is no 35...Re7 36.Qe6 Rd7). The
+/// next scan shows where it was put down.
+pub(super) fn caught_on_its_way(pos: &Chess, shown: Bitboard, changed: Bitboard) -> bool {
+    let board = pos.board();
+    let removed = board.occupied() & !shown;
+    let added = shown & !board.occupied();
+    let (Some(from), Some(on)) = (removed.single_square(), added.single_square()) else {
+        return false;
+    };
+    board.by_color(pos.turn()).contains(from)
+        && changed.contains(on)
+        && pos.legal_moves().iter().any(|&m| passes(pos, m, from, on))
+}
+
 /// Whether `other`, played from `before`, moves the piece on `from` over
 /// `on` on its way, or is the castling whose king crosses `on` or whose
 /// rook, moved first, stands on `on` on its way or at its end (h1 to f1

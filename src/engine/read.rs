@@ -15,7 +15,7 @@ use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square}
 use super::{
     cost::{BLIP, HAND, INFERRED_PLY, MARGIN, TRACELESS_PLY, presses_missing},
     hypotheses::SNAPSHOT_PLIES,
-    occupancy_slide::{cheapest_lines, slide_square},
+    occupancy_slide::{caught_on_its_way, cheapest_lines, slide_square},
     passed_story::reweigh,
     phase::Phase,
     scan_slide::{capture_slide_caught, gone_on_past},
@@ -411,6 +411,23 @@ fn read_histories(game: &Game, sensed: &SensedBoard, snapshots: &Snapshots) -> O
     }
 }
 
+/// Whether `moves`, plies no scan showed (2 each) but the last, were read
+/// from a scan that may have caught the mover's piece on its way, nothing
+/// else changed (a slide, 1): the slide is the cheaper story, and the next
+/// scan shows where the piece was put down (35...Re7 with the rook caught
+/// on e6 is no 35...Re7 36.Qe6 Rd7). Not once he pressed: the piece was
+/// let go of (Art. 6.2.1).
+fn slid_not_inferred(
+    lines: &SnapshotLines<'_>,
+    snapshots: &Snapshots,
+    moves: &[Move],
+    moment: Moment<'_>,
+) -> bool {
+    moves.len() > 1
+        && moment.presses_ahead == 0
+        && caught_on_its_way(lines.pos, lines.sensed.occupied(), snapshots.changed_last())
+}
+
 /// What a snapshot read from the scans (`reading`) records, given the
 /// candidates followed and how far a snapshot is trusted.
 fn conclude_snapshot(
@@ -423,6 +440,12 @@ fn conclude_snapshot(
 ) -> Option<Reading> {
     let (pos, since, settling) = (lines.pos, lines.since, lines.settling);
     match reading {
+        // A slide (1) rather than plies no scan showed (2 each).
+        ScanReading::Moves(moves)
+            if hands && slid_not_inferred(lines, snapshots, &moves, moment) =>
+        {
+            Some(Reading::Wait)
+        }
         // A snapshot is trusted for two moves at most, as on boards
         // that identify pieces: the moves before them must have
         // shown in the snapshots before it, as the moves were read
