@@ -52,8 +52,9 @@ pub enum Reading {
         certain: Vec<Move>,
         /// The lines still possible, each beginning with `certain`.
         lines: Vec<Vec<Move>>,
-        /// One line left, whose last move only a possible slide showed:
-        /// the scan is read again from `certain` recorded, not listed.
+        /// One line left, whose last move only a possible slide showed
+        /// (alone, or beside `certain` with a hand after it): the scan is
+        /// read again from `certain` recorded, not listed.
         again: bool,
     },
     /// Moves a snapshot shows, some of which stand only if none of the
@@ -874,7 +875,9 @@ fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>, listed: bool) -> Opti
     // may have caught on its way (24...Rd7, the rook dragged on to d5), is
     // read to the move before, and the next scan, read from there, shows
     // where the piece was put down (a line of that move alone stays as
-    // it was: nothing recorded, nothing to read again from).
+    // it was: nothing recorded, nothing to read again from). The same
+    // when the line's moves before the last stand beside it with a hand
+    // after them: that hand is the slide's story, not a rival listing.
     let again = if listed
         && let [line] = all.as_slice()
         && certain.len() == line.len()
@@ -884,13 +887,36 @@ fn narrowed(lines: &SnapshotLines<'_>, moment: Moment<'_>, listed: bool) -> Opti
         certain.pop();
         true
     } else {
-        false
+        listed && slide_beside_hand(lines, &all, &certain, moment.presses_ahead)
     };
     Some(Reading::Narrowed {
         certain,
         lines: all,
         again,
     })
+}
+
+/// The lines left are `certain` with a hand after it and one line going
+/// on from it by a move whose piece the last scan may have caught on its
+/// way (16...Bc3+ read from the bishop caught on c3 on its way to take on
+/// b2): the hand is that move, or another, under way, and the one line
+/// left is no listing. `certain` is recorded and the scan read again from
+/// it, where the move and the slide are weighed as for any move.
+fn slide_beside_hand(
+    lines: &SnapshotLines<'_>,
+    all: &[Vec<Move>],
+    certain: &[Move],
+    pressed: usize,
+) -> bool {
+    let [a, b] = all else {
+        return false;
+    };
+    let (line, hand) = if a.len() > b.len() { (a, b) } else { (b, a) };
+    !certain.is_empty()
+        && hand.as_slice() == certain
+        && line.len() == certain.len() + 1
+        && line.starts_with(certain)
+        && last_slide(lines.pos, line, lines.snapshots, pressed).any()
 }
 
 /// What the cheapest of `exact` (lines followed on from `candidates`)
