@@ -144,12 +144,6 @@ impl Stories {
     fn only_the_blip_exact(&self) -> bool {
         self.made_exact.is_empty() && !self.blip_exact.is_empty()
     }
-
-    /// Whether neither story explains the board exactly: each leaves a
-    /// hand at work, so the scan tells them nothing.
-    fn only_hands(&self) -> bool {
-        self.made_exact.is_empty() && self.blip_exact.is_empty()
-    }
 }
 
 impl Unconfirmed {
@@ -384,6 +378,7 @@ impl Engine {
             presses,
             weighed: u.seq,
         };
+        let early = u.early_hand(&self.snapshots, self.clock.in_use && stories.shown_back);
         let slide = weigh_slide(
             pos,
             &u.moves,
@@ -393,8 +388,15 @@ impl Engine {
                 story(&past_blip, &blind),
             ],
             story(&slid_lines, &stories.repaired),
-            u.early_hand(&self.snapshots, self.clock.in_use && stories.shown_back),
+            early,
         );
+        // The move made's cheapest story leaves a hand at work (27.Rh3,
+        // then 27...Rxh3 begun, against 27.Rxh5 caught on h3): no scan has
+        // shown it at rest, so the scans have not told it from the slide,
+        // whatever dearer line explains them exactly.
+        let made_exact = story(&stories.made_exact, &self.snapshots).cost(pos, |_| early);
+        let made_hand = story(&stories.made_hand, &self.snapshots).cost(pos, |_| early);
+        let made_in_motion = made_exact.is_none_or(|e| made_hand.is_some_and(|h| h < e));
         // The scan after the one awaited filled a square where it may have
         // caught a piece on its way too (the rook taking back caught on
         // b8), which only the scan after it tells: the move made is not
@@ -416,13 +418,13 @@ impl Engine {
             // The slide the cheaper a scan later: the story the scans go
             // against dies within a scan or two (the capture begun on the
             // square comes down there, or never does), so one more scan is
-            // awaited before the two are listed. As cheap, while the scans
-            // show only a hand at work in each story (they tell nothing,
-            // and a slide is no rarer than a move made, as a blip is):
-            // 2.Rh2 or 2.Rxh5 caught on h2, then h5 emptied.
+            // awaited before the two are listed. As cheap, while the move
+            // made's cheapest story has a hand at work (the scans tell
+            // nothing yet, and a slide is no rarer than a move made, as a
+            // blip is): 2.Rh2 or 2.Rxh5 caught on h2, then h5 emptied.
             Some(v @ (SlideVerdict::Both | SlideVerdict::BothSlidCheaper))
                 if self.snapshots.count_after(u.seq) <= MAX_SLIDE_WEIGHED
-                    && (v == SlideVerdict::BothSlidCheaper || stories.only_hands()) =>
+                    && (v == SlideVerdict::BothSlidCheaper || made_in_motion) =>
             {
                 self.scan.unconfirmed = Some(u);
             }
