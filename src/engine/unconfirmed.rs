@@ -393,10 +393,12 @@ impl Engine {
         // The move made's cheapest story leaves a hand at work (27.Rh3,
         // then 27...Rxh3 begun, against 27.Rxh5 caught on h3): no scan has
         // shown it at rest, so the scans have not told it from the slide,
-        // whatever dearer line explains them exactly.
+        // whatever dearer line explains them exactly. With no hand line
+        // left (the players have stopped, or the scans went past every
+        // hand), nothing is in motion to wait for.
         let made_exact = story(&stories.made_exact, &self.snapshots).cost(pos, |_| early);
         let made_hand = story(&stories.made_hand, &self.snapshots).cost(pos, |_| early);
-        let made_in_motion = made_exact.is_none_or(|e| made_hand.is_some_and(|h| h < e));
+        let made_in_motion = made_hand.is_some_and(|h| made_exact.is_none_or(|e| h < e));
         // The scan after the one awaited filled a square where it may have
         // caught a piece on its way too (the rook taking back caught on
         // b8), which only the scan after it tells: the move made is not
