@@ -6,6 +6,7 @@ use shakmaty::{Bitboard, Chess, Move, Position, Square};
 use super::{
     Engine, Reading,
     hypotheses::Hypotheses,
+    record::ReadFrom,
     scanned::{self, ScanReading},
 };
 use crate::{alert::AlertKind, event::Millis, game::Termination, resync::SyncState};
@@ -78,6 +79,7 @@ impl Engine {
         made_at: Millis,
         basis: u64,
         scanned: bool,
+        from: ReadFrom,
     ) {
         let mut after = self.game().position().clone();
         for &m in moves {
@@ -126,7 +128,7 @@ impl Engine {
             } else {
                 basis
             };
-        self.record(moves, made_at, basis);
+        self.record_from(moves, made_at, basis, from);
     }
 
     /// Applies a reading. `scanned`: the state was read as one a scan may
@@ -144,7 +146,7 @@ impl Engine {
             Reading::Ambiguous(lines) => self.ambiguous(lines, false),
             Reading::Moves(moves) => {
                 if !self.contradicts_candidates(&moves) {
-                    self.record_read(&moves, made_at, basis, scanned);
+                    self.record_read(&moves, made_at, basis, scanned, ReadFrom::Board);
                 }
             }
             Reading::Unconfirmed {
@@ -206,14 +208,12 @@ impl Engine {
             if certain.is_empty() || self.contradicts_candidates(&certain) {
                 return false;
             }
-            self.record_read(&certain, made_at, basis, scanned);
+            self.record_read(&certain, made_at, basis, scanned, ReadFrom::Board);
             return lines.iter().any(|line| line.len() > certain.len());
         }
         let (lagged, costed) = (self.hypotheses.lagged, self.hypotheses.costed);
         if !certain.is_empty() {
-            self.narrowing = true;
-            self.record_read(&certain, made_at, basis, scanned);
-            self.narrowing = false;
+            self.record_read(&certain, made_at, basis, scanned, ReadFrom::Listing);
         }
         // One line left, its last move perhaps a piece caught on its way:
         // read from the moves recorded, as any move.

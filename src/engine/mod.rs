@@ -133,9 +133,6 @@ pub struct Engine {
     /// The occupancies a scanning board showed since its last square
     /// report.
     snapshots: snapshots::Snapshots,
-    /// The moves being recorded are the ones every candidate listed for
-    /// the arbiter still begins with: the board told them apart.
-    narrowing: bool,
     /// The last reading was a move in progress: if the players end the
     /// game now, the state is read again as where they left the pieces.
     hand_awaited: bool,
@@ -182,7 +179,6 @@ impl Engine {
             hypotheses: Hypotheses::default(),
             behind: false,
             snapshots: snapshots::Snapshots::default(),
-            narrowing: false,
             hand_awaited: false,
             guard: guard::Guard::default(),
             dump: dump_watch::DumpWatch::default(),

@@ -10,10 +10,32 @@ use crate::{
     game::Game,
 };
 
+/// What moves being recorded were read from, which the arbiter is told
+/// when some of them no state showed on its own (`moves_inferred`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ReadFrom {
+    /// The board as the last states show it.
+    Board,
+    /// The candidates listed for the arbiter (`out_of_sync`), which the
+    /// scans since have told apart: every one left begins with them.
+    Listing,
+}
+
 impl Engine {
     /// Records moves the board showed made at `made_at`, by the board event
     /// numbered `basis`.
     pub(super) fn record(&mut self, moves: &[Move], made_at: Millis, basis: u64) {
+        self.record_from(moves, made_at, basis, ReadFrom::Board);
+    }
+
+    /// [`Engine::record`], for moves read from `from`.
+    pub(super) fn record_from(
+        &mut self,
+        moves: &[Move],
+        made_at: Millis,
+        basis: u64,
+        from: ReadFrom,
+    ) {
         let before = (moves.len() == 1).then(|| self.game().position().clone());
         let first_ply = self.game().ply() + 1;
         let shown_alone = self.shown_alone(moves);
@@ -67,7 +89,7 @@ impl Engine {
             self.check_touch_move(&before, *m);
         }
         if let Some(ply) = inferred {
-            self.alert_inferred(ply);
+            self.alert_inferred(ply, from);
         }
         self.check_game_over(made_at);
     }
@@ -144,7 +166,7 @@ impl Engine {
     /// Tells the arbiter that the moves recorded from half-move
     /// `first_ply` on were inferred: shown at once, or made while the board
     /// was not connected.
-    pub(super) fn alert_inferred(&mut self, first_ply: usize) {
+    pub(super) fn alert_inferred(&mut self, first_ply: usize, from: ReadFrom) {
         let sans: Vec<String> = self
             .game()
             .moves()
@@ -153,7 +175,7 @@ impl Engine {
             .iter()
             .map(|m| m.san.to_string())
             .collect();
-        let message = if self.narrowing {
+        let message = if from == ReadFrom::Listing {
             // Followed scan by scan, not shown at once: the record waited
             // until one of the lines listed in `out_of_sync` was left.
             format!(

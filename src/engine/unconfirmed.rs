@@ -28,6 +28,7 @@ use super::{
     Engine,
     cost::EARLY_HAND,
     occupancy_slide::{SlideVerdict, Story, may_be_on_its_way, weigh_slide},
+    record::ReadFrom,
     scanned::{
         ScanReading, SnapshotLines, exact_explanations, hand_explanations, is_legal_line,
         may_reach, read_scan,
@@ -234,7 +235,7 @@ impl Engine {
             return;
         }
         if !certain.is_empty() {
-            self.record_read(&certain, made_at, basis, scanned);
+            self.record_read(&certain, made_at, basis, scanned, ReadFrom::Board);
         }
         // The presses count from the record's position, the moves
         // recorded above taken off.

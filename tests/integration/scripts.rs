@@ -296,3 +296,23 @@ fn a_queen_and_a_bishop_each_caught_on_their_way_publish_no_move_that_was_not_pl
         "recorded {sans:?}, played {played:?}"
     );
 }
+
+/// Moves recorded because the scans left one of the sequences listed for
+/// the arbiter are named as such: they were followed scan by scan, not
+/// shown at once, and the arbiter was told of the listing before.
+#[test]
+fn moves_a_listing_narrowed_to_say_so_in_moves_inferred() {
+    let name = "scan-occupancy-lines-read-past-a-blip-are-followed-without-it.board";
+    let text = read(&root().join("tests/scripts").join(name));
+    let engine = replay_script(name, &text, EngineConfig::default()).unwrap();
+    let games = reported_games(&engine);
+    let inferred: Vec<&str> = games[0]
+        .alerts
+        .iter()
+        .filter(|a| a.kind.as_str() == "moves_inferred")
+        .map(|a| a.message.as_str())
+        .collect();
+    assert_eq!(inferred.len(), 1, "{inferred:?}");
+    assert!(inferred[0].contains("out_of_sync"), "{}", inferred[0]);
+    assert!(!inferred[0].contains("at once"), "{}", inferred[0]);
+}

@@ -133,7 +133,7 @@ impl Engine {
                 && u.before > 0
                 && let Some(ply) = self.first_inferred(u.ply - u.before, &[])
             {
-                self.alert_inferred(ply);
+                self.alert_inferred(ply, ReadFrom::Board);
             }
         }
     }
