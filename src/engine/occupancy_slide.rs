@@ -216,11 +216,18 @@ pub(super) fn weigh_slide(
                     .any(|&c| !shown.contains(c.to()) && passes(&from, c, f, on))
         })
     });
+    // The piece crossed the square on its way, after the moves before it
+    // or fewer of them (a capture begun with its victim taken off, before
+    // the scans that read those moves).
     let crossed = |l: &[Move]| {
-        l.len() >= k
-            && l[..k - 1] == *before
-            && last.from().is_some_and(|f| passes(&from, l[k - 1], f, on))
-            || lifted && l == before
+        let mut at = pos.clone();
+        (0..k.min(l.len())).any(|j| {
+            let crosses = l[..j] == before[..j]
+                && l[j].role() == last.role()
+                && last.from().is_some_and(|f| passes(&at, l[j], f, on));
+            at.play_unchecked(l[j]);
+            crosses
+        }) || lifted && l == before
     };
     let slid_cost = slid.cost(pos, |l| if crossed(l) { SLIDE } else { BLIP })?;
     Some(if slid_cost + MARGIN < made_cost {

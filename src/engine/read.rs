@@ -484,26 +484,12 @@ fn conclude_snapshot(
         }
         // One move read from a snapshot changes squares no blip
         // alone makes up; two may hide one.
-        ScanReading::Moves(moves) if hands && moves.len() > 1 => {
-            let (mut proof, mut suspect) = lines.blip_proof(&moves);
-            // The last move's piece may be on its way on: it waits too.
-            let slide = last_slide(pos, &moves, snapshots, moment.presses_ahead);
-            if slide.any() {
-                proof = proof.min(moves.len() - 1);
-                suspect |= slide;
-            }
-            Some(if suspect.is_empty() {
-                Reading::Moves(moves)
-            } else {
-                let mut certain = moves;
-                let then = certain.split_off(proof);
-                Reading::Unconfirmed {
-                    certain,
-                    then,
-                    suspect,
-                }
-            })
-        }
+        ScanReading::Moves(moves) if hands && moves.len() > 1 => Some(unless_blip_or_slide(
+            lines,
+            snapshots,
+            moves,
+            moment.presses_ahead,
+        )),
         ScanReading::Moves(moves) if hands && moves.len() == 1 => {
             let suspect = lines.one_move_blip(moves[0])
                 | last_slide(pos, &moves, snapshots, moment.presses_ahead);
@@ -529,6 +515,48 @@ fn conclude_snapshot(
             .or(waits.then_some(Reading::Wait)),
         ScanReading::None if waits => Some(Reading::Wait),
         reading => from_scan(reading),
+    }
+}
+
+/// Two or more moves read from one snapshot (`pressed`: the presses in
+/// turn since the record's position): those that stand even if a square
+/// it changed was a blip, or a piece it caught is on its way, are
+/// recorded; the rest wait for the next scan. `snapshots`: as the scans
+/// showed them, for the last move's slide.
+fn unless_blip_or_slide(
+    lines: &SnapshotLines<'_>,
+    snapshots: &Snapshots,
+    moves: Vec<Move>,
+    pressed: usize,
+) -> Reading {
+    let (mut proof, mut suspect) = lines.blip_proof(&moves);
+    // The last move's piece may be on its way on: it waits too.
+    let slide = last_slide(lines.pos, &moves, snapshots, pressed);
+    if slide.any() {
+        proof = proof.min(moves.len() - 1);
+        suspect |= slide;
+    }
+    // Or a capture's piece caught on its way after fewer moves, its
+    // victim off, its player not yet pressed: the moves past those wait
+    // too.
+    for (line, on) in lines.capture_slides(moves.len()) {
+        if line.len() < pressed {
+            continue;
+        }
+        let agree = moves.iter().zip(&line).take_while(|(a, b)| a == b).count();
+        proof = proof.min(agree);
+        suspect.add(on);
+    }
+    if suspect.is_empty() {
+        Reading::Moves(moves)
+    } else {
+        let mut certain = moves;
+        let then = certain.split_off(proof);
+        Reading::Unconfirmed {
+            certain,
+            then,
+            suspect,
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
 use super::cost::{INFERRED_PLY, MARGIN, SLIDE};
 use super::progress::{hand_in_progress, in_progress};
-use super::scan_slide::{capture_caught_on_path, slide_caught};
+use super::scan_slide::{capture_caught_on_path, capture_slide_caught, slide_caught};
 use super::snapshots::Snapshots;
 use crate::{
     matcher::{admits_line, distinct},
@@ -558,6 +558,62 @@ impl SnapshotLines<'_> {
                 Some(SLIDE + lifted.line_cost(line, true, true)?)
             }
             _ => self.line_cost(line, true, slides),
+        }
+    }
+}
+
+impl SnapshotLines<'_> {
+    /// The lines of fewer than `plies` moves from the record's position
+    /// after which the latest scan caught a capture's piece on an empty
+    /// square of its path, the piece it takes already off (a slide, 1),
+    /// the scans before passing through the line with that piece in the
+    /// hand; each with the square it was caught on. A scan is any instant
+    /// of a move: the hand takes the victim off, then drags its piece over
+    /// the path. Read from the record's position, the same squares read as
+    /// moves made (the slider put down there, the victim's square emptied
+    /// by plies no scan showed), so the moves past the line wait for the
+    /// next scan, which shows where the piece was put down.
+    pub(super) fn capture_slides(&self, plies: usize) -> Vec<(Vec<Move>, Square)> {
+        let mut found = Vec::new();
+        self.capture_slides_from(
+            self.pos,
+            plies.min(MAX_HAND_PLIES + 1),
+            &mut Vec::new(),
+            &mut found,
+        );
+        found
+    }
+
+    fn capture_slides_from(
+        &self,
+        pos: &Chess,
+        plies: usize,
+        path: &mut Vec<Move>,
+        found: &mut Vec<(Vec<Move>, Square)>,
+    ) {
+        let differ = (pos.board().occupied() ^ self.sensed.occupied()).count();
+        if differ == 3
+            && !hand_in_progress(pos, self.sensed)
+            && let Some(on) = capture_slide_caught(pos, self.sensed)
+                .filter(|&on| self.sensed.first_shown_by_latest_scan(on))
+        {
+            let lifted = SnapshotLines {
+                snapshots: &self.snapshots.with_last(self.sensed.occupied().without(on)),
+                ..*self
+            };
+            if lifted.line_cost(path, true, false).is_some() {
+                found.push((path.clone(), on));
+            }
+        }
+        if path.len() + 1 >= plies {
+            return;
+        }
+        for m in pos.legal_moves() {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            path.push(m);
+            self.capture_slides_from(&after, plies, path, found);
+            path.pop();
         }
     }
 }
