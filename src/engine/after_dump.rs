@@ -125,7 +125,7 @@ impl Engine {
     /// stood or the move is completed. `lifting`: a square about to be
     /// read empty as well.
     pub(super) fn sliding_past_dump(&self, lifting: Option<Square>) -> Option<(Millis, Chess)> {
-        if self.scanned || self.sensed.identifies_all() || !self.unseen_since_dump() {
+        if self.observation.scanned() || self.sensed.identifies_all() || !self.unseen_since_dump() {
             return None;
         }
         let Some((at, Some((lines, _)))) = &self.dump.dump_lines else {

@@ -87,7 +87,7 @@ impl Engine {
         }
         let basis = if scanned && !self.sensed.shows_position(&after) {
             let game = self.game();
-            if self.scanned {
+            if self.observation.scanned() {
                 basis.saturating_sub(1)
             } else {
                 // Read square by square after a dump: every change since
@@ -106,28 +106,31 @@ impl Engine {
         // move's squares: a capture's position is also its piece still in
         // the hand, the victim on; the victim then caught off was that
         // capture under way, not the next move's.
-        let basis =
-            if scanned && self.scanned && self.snapshots.only() && !self.sensed.identifies_all() {
-                let game = self.game();
-                let last = moves.last().map_or(Bitboard::EMPTY, |&m| {
-                    let mover = if moves.len() % 2 == 1 {
-                        game.position().turn()
-                    } else {
-                        !game.position().turn()
-                    };
-                    crate::matcher::move_squares(m, mover)
-                });
-                self.snapshots
-                    .made_showing(
-                        game.basis(game.ply()),
-                        basis,
-                        after.board().occupied(),
-                        last,
-                    )
-                    .map_or(basis, |seq| seq.min(basis))
-            } else {
-                basis
-            };
+        let basis = if scanned
+            && self.observation.scanned()
+            && self.snapshots.only()
+            && !self.sensed.identifies_all()
+        {
+            let game = self.game();
+            let last = moves.last().map_or(Bitboard::EMPTY, |&m| {
+                let mover = if moves.len() % 2 == 1 {
+                    game.position().turn()
+                } else {
+                    !game.position().turn()
+                };
+                crate::matcher::move_squares(m, mover)
+            });
+            self.snapshots
+                .made_showing(
+                    game.basis(game.ply()),
+                    basis,
+                    after.board().occupied(),
+                    last,
+                )
+                .map_or(basis, |seq| seq.min(basis))
+        } else {
+            basis
+        };
         self.record_from(moves, made_at, basis, from);
     }
 

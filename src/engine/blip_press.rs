@@ -62,7 +62,7 @@ impl Engine {
     /// the settle time, on a board reporting square events; returns
     /// whether it did.
     pub(super) fn keep_blip_press(&mut self, color: Color, t: Millis) -> bool {
-        if self.scanned || self.game().is_over() || !self.settle.is_unread() {
+        if self.observation.scanned() || self.game().is_over() || !self.settle.is_unread() {
             return false;
         }
         let basis = self.settle.basis();

@@ -110,7 +110,7 @@ impl Engine {
         {
             // The capture square never read empty: recorded above.
         } else if self.config.arbiter
-            && !self.scanned
+            && !self.observation.scanned()
             && !self.may_lag()
             && !self.phase.is_restoring()
             && self.game().position().turn() == color
@@ -154,7 +154,7 @@ impl Engine {
         let game = self.game();
         let turn = game.position().turn();
         if self.config.arbiter
-            && self.scanned
+            && self.observation.scanned()
             && !self.may_lag()
             && self.clock.pending_press[turn]
             && !game.is_over()

@@ -13,8 +13,6 @@ use super::resynchronise;
 /// What the engine keeps about the last dump and the link's state.
 #[derive(Debug, Clone, Default)]
 pub(super) struct DumpWatch {
-    /// The last full scan was a dump after square-by-square reports.
-    pub(super) dumped: bool,
     /// The sequence number of the last dump: until the record has caught
     /// up past it, squares may have changed unseen before it.
     pub(super) dump_seq: u64,
@@ -33,6 +31,4 @@ pub(super) struct DumpWatch {
     /// every move recorded from it was made while nobody was listening,
     /// and is inferred from the squares alone.
     pub(super) reading_dump: bool,
-    /// The link to the board came back: its next scan is a dump.
-    pub(super) reconnected: bool,
 }

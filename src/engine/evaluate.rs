@@ -65,7 +65,7 @@ impl Engine {
         // since showed full for one scan alone was a blip, even one too
         // brief to be read on its own (the next scan came within the
         // settle time).
-        if self.scanned
+        if self.observation.scanned()
             && self.scan.unconfirmed.is_none()
             && self.sensed.shows_position(self.game().position())
         {
@@ -105,17 +105,9 @@ impl Engine {
         let basis = self.settle.basis();
         let plies = self.game().ply();
         let games = self.games.len();
-        let scanned = match (self.scanned, self.dump.dumped) {
-            // Square by square after a dump on occupancy, until the record
-            // has caught up with it: squares may have changed unseen, and a
-            // piece lifted looks like one taken.
-            (false, _) if self.unseen_since_dump() && !self.sensed.identifies_all() => {
-                Scanned::AfterDump
-            }
-            (false, _) => Scanned::No,
-            (true, false) => Scanned::Snapshot,
-            (true, true) => Scanned::Dump,
-        };
+        let scanned = self
+            .observation
+            .kind(self.unseen_since_dump() && !self.sensed.identifies_all());
         Observed {
             made_at,
             basis,
@@ -196,7 +188,7 @@ impl Engine {
         // was read among may have gone on to it (the record lags).
         let may_lag = matches!(reading, Reading::Wait)
             && scanned == Scanned::Snapshot
-            && !self.dump.dumped
+            && !self.observation.dumped()
             && !self.unseen_since_reconnection();
         let waiting = matches!(
             reading,
@@ -287,7 +279,7 @@ impl Engine {
         let own_hand = in_hand && !in_progress_now();
         if waiting
             && (!in_hand || own_hand)
-            && self.scanned
+            && self.observation.scanned()
             && !game.is_over()
             && !self.phase.is_restoring()
         {
@@ -331,7 +323,7 @@ impl Engine {
                 // fewer moves may explain too: a move in progress.
                 // Moves that wait for the next scan are not displaced
                 // pieces either.
-                in_hand = ((self.dump.dumped || self.unseen_since_reconnection())
+                in_hand = ((self.observation.dumped() || self.unseen_since_reconnection())
                     && !self.sensed.identifies_all()
                     && self.hypotheses.state == SyncState::Searching)
                     || self.scan.unconfirmed.is_some()
@@ -357,7 +349,7 @@ impl Engine {
         // way on square events: the record lags it by that move at most.
         let game = self.game();
         if self.sensed.shows_position(game.position())
-            || !self.scanned
+            || !self.observation.scanned()
                 && self.hypotheses.state != SyncState::Ambiguous
                 && progress::one_move_under_way(
                     game.position(),

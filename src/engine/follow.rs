@@ -44,7 +44,7 @@ impl Engine {
     pub(super) fn follow_candidates(&mut self, reading: &Reading, made_at: Millis) -> Follow {
         // After a dump too: lines listed from it are its hypotheses, and
         // the moves made since are seen square by square (issue 34).
-        if self.scanned
+        if self.observation.scanned()
             || self.hypotheses.state != SyncState::Ambiguous
             || self.hypotheses.lines.is_empty()
             || self.game().is_over()
@@ -122,7 +122,7 @@ impl Engine {
     /// whose position the board shows as it stands; one such is recorded
     /// whole (the game's end reads the board as it stands).
     pub(super) fn follow_at_end(&mut self) {
-        if self.scanned
+        if self.observation.scanned()
             || self.hypotheses.state != SyncState::Ambiguous
             || self.game().is_over()
             || self.phase.is_restoring()

@@ -132,7 +132,7 @@ impl Engine {
             game: game.revision(),
             sensors: self.sensed.revision(),
             pressed: self.clock.pending_press[pos.turn()] || self.clock.presses_ahead > 0,
-            scanned: self.scanned,
+            scanned: self.observation.scanned(),
             ended,
         };
         let standing = match self.guard.seen {

@@ -25,7 +25,7 @@ impl Engine {
     pub(super) fn half_castling(&self) -> bool {
         let game = self.game();
         let n = game.ply();
-        if game.is_over() || self.scanned {
+        if game.is_over() || self.observation.scanned() {
             return false;
         }
         let Some(last) = n.checked_sub(1).and_then(|i| game.moves().get(i)) else {

@@ -27,7 +27,7 @@ impl Engine {
     pub(super) fn keep_hand_press(&mut self, color: Color, t: Millis) -> bool {
         let game = self.game();
         let pos = game.position();
-        if self.scanned
+        if self.observation.scanned()
             || pos.turn() != color
             || self.may_lag()
             || self.phase.is_restoring()

@@ -38,7 +38,7 @@ impl Engine {
     /// sliding on. `Some(true)` when it would complete the last move.
     fn lift_is_evidence(&self, sq: Square, t: Millis) -> Option<bool> {
         let game = self.game();
-        if game.is_over() || self.scanned || self.phase.is_restoring() {
+        if game.is_over() || self.observation.scanned() || self.phase.is_restoring() {
             return None;
         }
         let pos = game.position();

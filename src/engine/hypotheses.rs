@@ -264,7 +264,7 @@ impl Engine {
         if !may_reach(pos, line, &self.sensed, plies) {
             return false;
         }
-        if !self.scanned || !self.snapshots.only() {
+        if !self.observation.scanned() || !self.snapshots.only() {
             return true;
         }
         let mut after = pos.clone();
@@ -356,7 +356,7 @@ impl Engine {
     /// off, then listed: with f8 kept, no line went through that scan, and
     /// 10.Bd3 and the rest of the game were never read.
     pub(super) fn forget_blips_read_past(&mut self, lines: &[Vec<Move>]) {
-        if !self.scanned || !self.snapshots.only() || self.sensed.identifies_all() {
+        if !self.observation.scanned() || !self.snapshots.only() || self.sensed.identifies_all() {
             return;
         }
         let game = self.game();

@@ -64,21 +64,12 @@ impl Engine {
                 if self.sensed.apply_scan(scan, self.seq) {
                     self.scan.scan_period.note(t);
                     self.settle.changed(t, self.seq);
-                    // A scan after square-by-square reports is a dump (a
-                    // reconnection), and so is a scanning board's first
-                    // scan after the link came back; otherwise one of a
-                    // scanning board's snapshots, its first of the session
-                    // included: a board that only scans sends no dump, and
-                    // its first scan is any instant (issue 34).
-                    if self.dump.reconnected && self.scanned {
+                    // A dump or a snapshot (`observation.rs`).
+                    if self.observation.scan_changed(self.snapshots.only()) {
                         self.dump.reconnected_seq = self.seq;
                     }
-                    self.dump.dumped =
-                        self.dump.reconnected || !self.scanned && !self.snapshots.only();
-                    self.dump.reconnected = false;
-                    self.scanned = true;
                     self.push_snapshot();
-                    if self.dump.dumped {
+                    if self.observation.dumped() {
                         self.dump.unseen = self.sensed.occupied();
                         self.dump.dump_seq = self.seq;
                         if !self.sensed.identifies_all() {
@@ -89,14 +80,13 @@ impl Engine {
                             self.dump_lines(&pos);
                         }
                     }
-                } else if !self.scanned && self.snapshots.only() {
+                } else if self.observation.scan_unchanged(self.snapshots.only()) {
                     // A scanning board's first scan, showing what already
                     // stands: its next scans are snapshots, not a dump.
-                    self.scanned = true;
                     self.push_snapshot();
                 }
             }
-            BoardEvent::Reconnected => self.dump.reconnected = true,
+            BoardEvent::Reconnected => self.observation.link_back(),
             BoardEvent::Clock(white, black) => {
                 let before = self.clock.last.replace((*white, *black));
                 self.flag_shown(before, (*white, *black));
@@ -118,7 +108,8 @@ impl Engine {
                 );
                 if players_end_game
                     && (self.hand_awaited
-                        || self.scanned && !self.sensed.shows_position(self.game().position()))
+                        || self.observation.scanned()
+                            && !self.sensed.shows_position(self.game().position()))
                 {
                     // The players ended the game: what the board shows is
                     // where they left it, not a piece in the air (also when
@@ -158,7 +149,7 @@ impl Engine {
             self.squares.lifted[sq.to_usize()] = None;
             if self.sensed.lift(sq, self.seq) {
                 self.settle.changed(t, self.seq);
-                self.scanned = false;
+                self.observation.square_changed();
                 self.snapshots.clear();
             }
             self.sensed.forget_phantom(sq);
@@ -170,7 +161,7 @@ impl Engine {
         self.squares.lifted[sq.to_usize()] = was.then_some((t, self.sensed.piece_at(sq), self.seq));
         if self.sensed.lift(sq, self.seq) {
             self.settle.changed(t, self.seq);
-            self.scanned = false;
+            self.observation.square_changed();
             self.snapshots.clear();
         }
         self.complete_by_opponent_lift(sq, settled, t);
@@ -208,7 +199,7 @@ impl Engine {
             (!candidate && !self.sensed.occupied().contains(sq)).then_some((t, self.seq, forgot));
         if self.sensed.place(sq, piece, self.seq) {
             self.settle.changed(t, self.seq);
-            self.scanned = false;
+            self.observation.square_changed();
             self.snapshots.clear();
         }
         if candidate {

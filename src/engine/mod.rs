@@ -42,6 +42,7 @@ mod hypotheses;
 mod illegal;
 mod input;
 mod next_game;
+mod observation;
 mod occupancy_slide;
 mod orientation;
 mod outage_scan;
@@ -120,9 +121,9 @@ pub struct Engine {
     deferred: bool,
     /// Full dead-position verdicts computed in line, by position.
     inline_verdicts: full_dead::InlineVerdicts,
-    /// Whether a full scan (or a dump after a reconnection) changed the
-    /// sensors last: states may have been skipped.
-    scanned: bool,
+    /// What changed the sensors last: square events, a snapshot or a dump
+    /// (the observation model the state is read under).
+    observation: observation::Observation,
     /// Candidate continuations while the board is out of step.
     hypotheses: Hypotheses,
     /// Candidates were listed since the board last showed the record's
@@ -175,7 +176,7 @@ impl Engine {
             rotated: config.orientation == Orientation::Rotated,
             deferred: false,
             inline_verdicts: full_dead::InlineVerdicts::default(),
-            scanned: false,
+            observation: observation::Observation::default(),
             hypotheses: Hypotheses::default(),
             behind: false,
             snapshots: snapshots::Snapshots::default(),

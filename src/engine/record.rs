@@ -39,7 +39,7 @@ impl Engine {
         let before = (moves.len() == 1).then(|| self.game().position().clone());
         let first_ply = self.game().ply() + 1;
         let shown_alone = self.shown_alone(moves);
-        let inferred = if self.scanned && self.sensed.identifies_all() {
+        let inferred = if self.observation.scanned() && self.sensed.identifies_all() {
             (moves.len() > shown_alone + 1 || self.dump.reading_dump)
                 .then_some(first_ply + shown_alone)
         } else if self.dump.reading_dump {
@@ -52,7 +52,7 @@ impl Engine {
         let mut shown = self.game().basis(self.game().ply());
         for (i, &m) in moves.iter().enumerate() {
             if i > 0
-                && !self.scanned
+                && !self.observation.scanned()
                 && let Some(from) = m.from()
             {
                 // Its player's first lift, noted while the record had his
@@ -102,7 +102,7 @@ impl Engine {
     /// scan shows (docs/design/reconstruction.md, the decision policy).
     /// Elsewhere the first.
     pub(super) fn first_inferred(&self, from: usize, moves: &[Move]) -> Option<usize> {
-        if !(self.scanned && self.snapshots.only() && !self.sensed.identifies_all()) {
+        if !(self.observation.scanned() && self.snapshots.only() && !self.sensed.identifies_all()) {
             return Some(from + 1);
         }
         let game = self.game();
@@ -124,7 +124,7 @@ impl Engine {
     /// read at the next one, which may show the next move made too): those
     /// were shown, not inferred.
     fn shown_alone(&self, moves: &[Move]) -> usize {
-        if !(self.scanned && self.sensed.identifies_all()) {
+        if !(self.observation.scanned() && self.sensed.identifies_all()) {
             return 0;
         }
         let game = self.game();
@@ -154,8 +154,8 @@ impl Engine {
     /// later moves' squares changed after that, and a change of the last
     /// move (a rook move becoming castling) is read from there.
     fn shown_by(&self, shown: u64, basis: u64, followed: bool) -> u64 {
-        if (self.scanned && self.snapshots.only() && self.sensed.identifies_all())
-            || (followed && !self.scanned)
+        if (self.observation.scanned() && self.snapshots.only() && self.sensed.identifies_all())
+            || (followed && !self.observation.scanned())
         {
             basis.min(shown)
         } else {
@@ -238,7 +238,7 @@ impl Engine {
         }
         // A move to a square of the path the piece then went on along was
         // no move: a scan caught it sliding there.
-        let slid = self.scanned
+        let slid = self.observation.scanned()
             && old.mv.from() == m.from()
             && m.from()
                 .is_some_and(|from| shakmaty::attacks::between(from, m.to()).contains(old.mv.to()));

@@ -25,10 +25,11 @@ impl Engine {
     /// `closing`: the players ended the game, so no later scan comes to
     /// confirm moves. Returns whether moves were recorded.
     pub(super) fn resynchronise(&mut self, made_at: Millis, basis: u64, closing: bool) -> bool {
-        if !self.scanned && self.unseen_since_dump() && !self.sensed.identifies_all() {
+        if !self.observation.scanned() && self.unseen_since_dump() && !self.sensed.identifies_all()
+        {
             return self.resynchronise_after_dump(made_at, basis);
         }
-        if !self.scanned {
+        if !self.observation.scanned() {
             // Square by square, the board shows every change: a state no
             // move explains is a move in progress or displaced pieces.
             if self.hypotheses.state != SyncState::Ambiguous {
@@ -43,7 +44,7 @@ impl Engine {
         // After the link came back, until the record has caught up with
         // the board, the scans may be any number of moves on.
         let outage = self.unseen_since_reconnection();
-        if occupancy && !self.dump.dumped && !outage {
+        if occupancy && !self.observation.dumped() && !outage {
             // On an occupancy board's snapshots, a piece slid to a wrong
             // square or held in the hand is too often explained by moves
             // nobody made: not read until those cases are told apart.
@@ -52,7 +53,7 @@ impl Engine {
         // A dump of a board that names pieces pins the search down: it
         // may go on longer. On occupancy, more work finds more lines a blip
         // fits as well, and is not spent.
-        let limits = if (self.dump.dumped || outage) && !occupancy {
+        let limits = if (self.observation.dumped() || outage) && !occupancy {
             Limits::dump()
         } else {
             Limits::default()
@@ -139,7 +140,7 @@ impl Engine {
                 self.hypotheses.state = SyncState::Searching;
             }
             Resync::Unique(line)
-                if !self.dump.dumped
+                if !self.observation.dumped()
                     && line.len() > SNAPSHOT_PLIES
                     && (if occupancy {
                         !outage
@@ -182,7 +183,7 @@ impl Engine {
             // a blip (a pawn read gone for a moment reads as captured by a
             // piece that went there and back).
             Resync::Unique(line)
-                if !self.dump.dumped
+                if !self.observation.dumped()
                     && !closing
                     && line.len() > SNAPSHOT_PLIES
                     && !self.contradicts_candidates(&line)
@@ -223,7 +224,7 @@ impl Engine {
             Resync::Candidates { lines, more: false }
                 if !occupancy
                     && !closing
-                    && !self.dump.dumped
+                    && !self.observation.dumped()
                     && !suspects.is_empty()
                     && self.hypotheses.state != SyncState::Ambiguous =>
             {

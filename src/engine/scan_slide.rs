@@ -22,7 +22,7 @@ impl Engine {
     /// (the move as recorded, or changed along its path, or into castling);
     /// returns whether it was kept.
     pub(super) fn defer_press_over_slide(&mut self, color: Color, t: Millis) -> bool {
-        if !(self.scanned && self.snapshots.only() && self.sensed.identifies_all()) {
+        if !(self.observation.scanned() && self.snapshots.only() && self.sensed.identifies_all()) {
             return false;
         }
         let game = self.game();
@@ -63,7 +63,7 @@ impl Engine {
     /// than the slide (a blip on his square, or a touch before the move
     /// was over), and the next scan tells where the piece was put down.
     pub(super) fn shown_mid_slide(&self, m: Move) -> bool {
-        self.scanned
+        self.observation.scanned()
             && self.sensed.identifies_all()
             && self.sensed.last_place(m.to()) == self.seq
             && may_go_on(self.game().position(), m)
@@ -74,7 +74,7 @@ impl Engine {
     /// and only scans), the board showing a position legal moves reach: no
     /// scan comes, and the piece stands where the last one showed it.
     pub(super) fn slide_at_end(&self) -> bool {
-        self.scanned
+        self.observation.scanned()
             && self.snapshots.only()
             && self.sensed.identifies_all()
             && !super::scanned::exact_now(self.game().position(), &self.sensed).is_empty()

@@ -98,7 +98,7 @@ impl Engine {
     /// events) shows a capture it never showed on its square and a reply
     /// whose piece may be sliding on (`unseen_capture.rs`).
     fn reply_sliding_since(&self) -> Option<Millis> {
-        if self.scanned || self.sensed.identifies_all() || !self.settle.is_unread() {
+        if self.observation.scanned() || self.sensed.identifies_all() || !self.settle.is_unread() {
             return None;
         }
         let to = super::unseen_capture::sliding_reply(self.game(), &self.sensed)?;
@@ -108,7 +108,7 @@ impl Engine {
     /// As [`Engine::sliding_since`], for a piece sliding from the record's
     /// position.
     fn sliding_on_record(&self, lifting: Option<Square>) -> Option<Millis> {
-        if self.scanned || self.game().is_over() {
+        if self.observation.scanned() || self.game().is_over() {
             return None;
         }
         self.sliding_from(self.game().position(), lifting)

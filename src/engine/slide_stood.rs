@@ -106,7 +106,7 @@ impl Engine {
     /// scans was read as `reading` at `at`, a move it showed made that the
     /// reading held back because its piece may be sliding on.
     pub(super) fn note_caught_slide(&mut self, reading: &Reading, at: Millis) {
-        if !(self.scanned && self.snapshots.only() && self.sensed.identifies_all()) {
+        if !(self.observation.scanned() && self.snapshots.only() && self.sensed.identifies_all()) {
             return;
         }
         let prefix: &[Move] = match reading {
@@ -153,7 +153,7 @@ impl Engine {
     /// plies, so the held move is one story the dump is weighed against
     /// (`held_at_dump.rs`), if nothing came in between.
     pub(super) fn slide_before_scan(&mut self, t: Millis, scan: &Scan) {
-        if !self.dump.reconnected {
+        if !self.observation.reconnected() {
             self.slide_stood(Some(t), Some(scan));
         } else if self
             .scan

@@ -24,7 +24,7 @@ impl Engine {
     /// be an illegal move, and a legal explanation costs less (see
     /// docs/design/reconstruction.md, the cost table).
     fn unseen_captures(&self, color: Color, lifted: Bitboard) -> Vec<Move> {
-        if self.scanned || self.sensed.names_pieces() || self.game().is_over() {
+        if self.observation.scanned() || self.sensed.names_pieces() || self.game().is_over() {
             return Vec::new();
         }
         let pos = self.game().position();
