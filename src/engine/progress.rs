@@ -141,7 +141,11 @@ pub fn move_then_in_progress(pos: &Chess, sensed: &SensedBoard) -> Option<Move> 
         // moved, off its square, is more likely his move not finished
         // (castling with the rook first) than a capture begun.
         let lifted = board.occupied() & !sensed.occupied();
-        if placed && (lifted & board.by_color(pos.turn())).is_empty() && in_progress(&after, sensed)
+        // A scan's instant: the next player's hand holds what one legal move
+        // lifts ([`hand_in_progress`]), not any two of his pieces.
+        if placed
+            && (lifted & board.by_color(pos.turn())).is_empty()
+            && hand_in_progress(&after, sensed)
         {
             if found.is_some() {
                 return None;
@@ -385,6 +389,28 @@ mod tests {
         // On occupancy the same squares say too little.
         let o = sensed(&pos, &[Square::E2, Square::E7], &[Square::E4]);
         assert_eq!(move_then_in_progress(&pos, &o), None);
+    }
+
+    #[test]
+    fn two_of_the_next_players_pawns_off_are_no_hand_after_a_move() {
+        // 32.g4 would put a white pawn on g4; Black's f3 and g5 pawns both
+        // off are no one hand (32.gxf3 g4 33.fxg4 leaves the same board).
+        let pos = position("4k3/8/R7/B5p1/8/2P2p2/P1P2PPP/6K1 w - - 0 32");
+        let mut s = SensedBoard::showing(pos.board());
+        for sq in pos.board().occupied() {
+            s.place(sq, pos.board().piece_at(sq), 1);
+        }
+        s.lift(Square::G2, 2);
+        s.place(Square::G4, Some(shakmaty::Color::White.pawn()), 3);
+        s.lift(Square::F3, 4);
+        s.lift(Square::G5, 5);
+        assert_eq!(move_then_in_progress(&pos, &s), None);
+        // Black's king off alone is a hand at work after 32.g4.
+        s.place(Square::F3, Some(shakmaty::Color::Black.pawn()), 6);
+        s.place(Square::G5, Some(shakmaty::Color::Black.pawn()), 7);
+        s.lift(Square::E8, 8);
+        let m = move_then_in_progress(&pos, &s).expect("one move");
+        assert_eq!((m.from(), m.to()), (Some(Square::G2), Square::G4));
     }
 
     #[test]
