@@ -14,7 +14,7 @@ use shakmaty::{Bitboard, Chess, Move, Position, Square};
 use super::cost::{INFERRED_PLY, MARGIN, SLIDE};
 use super::progress::{hand_in_progress, in_progress};
 use super::scan_slide::{capture_caught_on_path, capture_slide_caught, slide_caught};
-use super::snapshots::Snapshots;
+use super::snapshots::{Sliding, Snapshots};
 use crate::{
     matcher::{admits_line, distinct},
     sensed::SensedBoard,
@@ -222,7 +222,7 @@ impl SnapshotLines<'_> {
     /// [`Self::costed_lines`]; `usize::MAX` when none is read): more than
     /// none when every line needs a scan to have caught a blip.
     pub(super) fn read_costed(&self, pressed: usize, hands: bool) -> (ScanReading, usize) {
-        let (exact, hand, cost) = self.costed_lines(&[], pressed, hands, false);
+        let (exact, hand, cost) = self.costed_lines(&[], pressed, hands, (false, true));
         (conclude(exact, &hand), cost)
     }
 
@@ -349,7 +349,7 @@ impl SnapshotLines<'_> {
             // Whether the player to move at the candidate's end pressed is
             // not known: his hand counts. A scan since may have caught a
             // piece of the line on its way to a capture (a slide).
-            let (e, h, _) = self.costed_lines(line, 0, hands, true);
+            let (e, h, _) = self.costed_lines(line, 0, hands, (true, true));
             exact.extend(e);
             hand.extend(h);
             // Its last move, read from a scan that caught the piece on its
@@ -357,7 +357,7 @@ impl SnapshotLines<'_> {
             // along the same line: the slide is weighed as the scans read
             // it, from the line before that move.
             if let Some((&last, before)) = line.split_last() {
-                let (e, h, _) = self.costed_lines(before, 0, hands, true);
+                let (e, h, _) = self.costed_lines(before, 0, hands, (true, true));
                 let further =
                     |l: &Vec<Move>| l.get(before.len()).is_some_and(|&m| went_on(last, m));
                 exact.extend(e.into_iter().filter(further));
@@ -377,7 +377,7 @@ impl SnapshotLines<'_> {
         pressed: usize,
         hands: bool,
     ) -> (Vec<Vec<Move>>, Vec<Vec<Move>>) {
-        let (exact, hand, _) = self.costed_lines(prefix, pressed, hands, false);
+        let (exact, hand, _) = self.costed_lines(prefix, pressed, hands, (false, false));
         (exact, hand)
     }
 
@@ -393,7 +393,7 @@ impl SnapshotLines<'_> {
         prefix: &[Move],
         pressed: usize,
         hands: bool,
-        slides: bool,
+        (slides, paths): (bool, bool),
     ) -> (Vec<Vec<Move>>, Vec<Vec<Move>>, usize) {
         let (pos, sensed) = (self.pos, self.sensed);
         let mut from = pos.clone();
@@ -401,7 +401,8 @@ impl SnapshotLines<'_> {
             from.play_unchecked(m);
         }
         let whole = |line: &[Move]| [prefix, line].concat();
-        let (mut exact, mut faults) = self.cheapest_exact(prefix, &from, slides, |_, cost| cost);
+        let (mut exact, mut faults) =
+            self.cheapest_exact(prefix, &from, (slides, paths), |_, cost| cost);
         if slides {
             // Followed, a line may go on by a slide or by plies no scan
             // showed, each costing as the table says: the continuations
@@ -409,7 +410,7 @@ impl SnapshotLines<'_> {
             // piece as a move made wins over the slide however many moves
             // it infers.
             let (priced, priced_faults) =
-                self.cheapest_exact(prefix, &from, slides, |line, cost| {
+                self.cheapest_exact(prefix, &from, (slides, paths), |line, cost| {
                     cost + self.inferred(line, slides)
                 });
             exact = distinct(exact.into_iter().chain(priced).collect());
@@ -451,7 +452,7 @@ impl SnapshotLines<'_> {
 impl SnapshotLines<'_> {
     /// What the snapshots make `line` cost ([`Snapshots::cost`]), with
     /// `slides` as [`Snapshots::cost_sliding`] reads them.
-    fn line_cost(&self, line: &[Move], then_hand: bool, slides: bool) -> Option<usize> {
+    fn line_cost(&self, line: &[Move], then_hand: bool, slides: Sliding) -> Option<usize> {
         self.snapshots.cost_sliding(
             self.pos,
             line,
@@ -469,7 +470,7 @@ impl SnapshotLines<'_> {
         &self,
         prefix: &[Move],
         from: &Chess,
-        slides: bool,
+        (slides, paths): (bool, bool),
         price: impl Fn(&[Move], usize) -> usize,
     ) -> (Vec<Vec<Move>>, usize) {
         let sensed = self.sensed;
@@ -482,7 +483,7 @@ impl SnapshotLines<'_> {
         let mut faults = usize::MAX;
         if !prefix.is_empty()
             && sensed.occupied() == from.board().occupied()
-            && let Some(cost) = self.line_cost(prefix, false, slides)
+            && let Some(cost) = self.line_cost(prefix, false, sliding(slides, paths))
         {
             // The candidate itself, the board still there.
             exact.push(prefix.to_vec());
@@ -501,7 +502,7 @@ impl SnapshotLines<'_> {
             for (line, cost) in exact_lines_of(from, sensed, plies)
                 .into_iter()
                 .filter_map(|line| {
-                    let cost = self.line_cost(&whole(&line), false, slides)?;
+                    let cost = self.line_cost(&whole(&line), false, sliding(slides, paths))?;
                     Some((line, cost))
                 })
             {
@@ -555,9 +556,9 @@ impl SnapshotLines<'_> {
                     snapshots: &self.snapshots.with_last(self.sensed.occupied().without(on)),
                     ..*self
                 };
-                Some(SLIDE + lifted.line_cost(line, true, true)?)
+                Some(SLIDE + lifted.line_cost(line, true, Sliding::Any)?)
             }
-            _ => self.line_cost(line, true, slides),
+            _ => self.line_cost(line, true, sliding(slides, false)),
         }
     }
 }
@@ -601,7 +602,7 @@ impl SnapshotLines<'_> {
                 snapshots: &self.snapshots.with_last(self.sensed.occupied().without(on)),
                 ..*self
             };
-            if lifted.line_cost(path, true, false).is_some() {
+            if lifted.line_cost(path, true, Sliding::No).is_some() {
                 found.push((path.clone(), on));
             }
         }
@@ -615,6 +616,17 @@ impl SnapshotLines<'_> {
             self.capture_slides_from(&after, plies, path, found);
             path.pop();
         }
+    }
+}
+
+/// Which pieces a scan before the last may have caught on their path:
+/// any, when listed lines are followed (`slides`); a plain move's, when
+/// the board is read on its own (`paths`).
+fn sliding(slides: bool, paths: bool) -> Sliding {
+    match (slides, paths) {
+        (true, _) => Sliding::Any,
+        (false, true) => Sliding::Plain,
+        (false, false) => Sliding::No,
     }
 }
 

@@ -12,6 +12,19 @@ use shakmaty::{Bitboard, Board, Chess, Move, Piece, Position, Square};
 use super::cost::{BLIP, SLIDE};
 use crate::matcher::{move_squares, occupancy_after};
 
+/// Which pieces a scan before the last may have caught on their path
+/// (see [`Snapshots::cost_sliding`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sliding {
+    /// None: every scan before the last shows a position of the line, or
+    /// one with the next move's squares read anyhow.
+    No,
+    /// A plain move's piece only (the board read on its own).
+    Plain,
+    /// Any move's piece, a capture's too (listed lines followed).
+    Any,
+}
+
 /// The most snapshots kept: more than a record ever lags behind the board.
 const KEEP: usize = 64;
 
@@ -136,7 +149,7 @@ impl Snapshots {
         settling: Bitboard,
         then_hand: bool,
     ) -> Option<usize> {
-        self.cost_sliding(pos, line, (since, settling), then_hand, false)
+        self.cost_sliding(pos, line, (since, settling), then_hand, Sliding::No)
     }
 
     /// As [`Snapshots::cost`]; with `slides`, a scan before the last may
@@ -151,7 +164,7 @@ impl Snapshots {
         line: &[Move],
         (since, settling): (u64, Bitboard),
         then_hand: bool,
-        slides: bool,
+        slides: Sliding,
     ) -> Option<usize> {
         let shown = self.after(since);
         let states = states(pos, line, settling);
@@ -551,12 +564,13 @@ fn two_places(state: State, shown: Bitboard) -> usize {
 /// (3) for each square shown in two places (see [`two_places`]) and, with
 /// `slides`, a slide (1) for a scan before the last that caught a
 /// move's piece on its path (see [`slid`]); `None` if they do not.
-fn in_two_places(states: &[State], shown: &[Bitboard], slides: bool) -> Option<usize> {
+fn in_two_places(states: &[State], shown: &[Bitboard], slides: Sliding) -> Option<usize> {
     // The cheapest so far with the last snapshot at each state.
     let mut best: Vec<Option<usize>> = vec![Some(0); states.len()];
     for (j, &shown_j) in shown.iter().enumerate() {
         // A piece caught on the same square by the next scan stood there.
-        let may_slide = slides && shown.get(j + 1).is_some_and(|&next| next != shown_j);
+        let may_slide =
+            slides != Sliding::No && shown.get(j + 1).is_some_and(|&next| next != shown_j);
         let mut before: Option<usize> = None;
         for (i, state) in states.iter().enumerate() {
             before = match (before, best[i]) {
@@ -566,7 +580,10 @@ fn in_two_places(states: &[State], shown: &[Bitboard], slides: bool) -> Option<u
             best[i] = before.and_then(|n| {
                 if can_show(*state, shown_j) {
                     Some(n + BLIP * two_places(*state, shown_j))
-                } else if may_slide && slid(*state, shown_j) {
+                } else if may_slide
+                    && slid(*state, shown_j)
+                    && (slides == Sliding::Any || state.victim.is_empty())
+                {
                     Some(n + SLIDE)
                 } else {
                     None
