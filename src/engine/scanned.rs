@@ -462,6 +462,22 @@ impl SnapshotLines<'_> {
         )
     }
 
+    /// What the snapshots make `line`, explaining the scan exactly, cost.
+    /// Read on its own (`paths`), a scan before the last may have caught a
+    /// plain move's piece on its path (a slide, 1: a scan is any instant
+    /// of a move); a line that needs such a slide is a story as any other,
+    /// so it is priced by the whole table, its plies no scan showed (2
+    /// each) too, or a line of moves nobody saw would read a caught piece
+    /// for less than the move it was making.
+    fn exact_cost(&self, line: &[Move], (slides, paths): (bool, bool)) -> Option<usize> {
+        let cost = self.line_cost(line, false, sliding(slides, false));
+        if cost.is_some() || slides || !paths {
+            return cost;
+        }
+        let unshown = self.snapshots.plies_unshown(self.pos, line, self.since);
+        Some(self.line_cost(line, false, Sliding::Any)? + INFERRED_PLY * unshown)
+    }
+
     /// The lines from `prefix` (played to `from`) that go on by up to
     /// three moves to the scan, the cheapest by `price` (a whole line and
     /// what the snapshots make it cost), then by square changes, then by
@@ -483,7 +499,7 @@ impl SnapshotLines<'_> {
         let mut faults = usize::MAX;
         if !prefix.is_empty()
             && sensed.occupied() == from.board().occupied()
-            && let Some(cost) = self.line_cost(prefix, false, sliding(slides, paths))
+            && let Some(cost) = self.exact_cost(prefix, (slides, paths))
         {
             // The candidate itself, the board still there.
             exact.push(prefix.to_vec());
@@ -502,7 +518,7 @@ impl SnapshotLines<'_> {
             for (line, cost) in exact_lines_of(from, sensed, plies)
                 .into_iter()
                 .filter_map(|line| {
-                    let cost = self.line_cost(&whole(&line), false, sliding(slides, paths))?;
+                    let cost = self.exact_cost(&whole(&line), (slides, paths))?;
                     Some((line, cost))
                 })
             {
