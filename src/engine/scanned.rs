@@ -226,6 +226,17 @@ impl SnapshotLines<'_> {
         (conclude(exact, &hand), cost)
     }
 
+    /// As [`Self::read`], with no scan before the last read as a piece
+    /// caught on its path: for telling which square of a scan nothing
+    /// explained was the blip. The square forgotten is that scan's fault
+    /// already; a story reading another square of the same scan as a
+    /// piece on its way puts a second fault in it, dearer than the story
+    /// that needs the blip alone.
+    pub(super) fn read_unslid(&self, pressed: usize, hands: bool) -> ScanReading {
+        let (exact, hand, _) = self.costed_lines(&[], pressed, hands, (false, false));
+        conclude(exact, &hand)
+    }
+
     /// The lines from the record's position that explain the snapshot: the
     /// position itself (no move), or lines of up to three moves that lead
     /// to it through the snapshots before it; then those that leave a move

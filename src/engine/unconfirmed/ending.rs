@@ -95,32 +95,21 @@ impl Engine {
         // without b6, the scans show the capture and the recapture under
         // way; without e3, nothing).
         let since = self.game().basis(self.game().ply());
-        // Of those, the one whose story is the cheapest (a line read with
-        // e3 the blip may still catch a piece on b6 on its way, a slide,
-        // with plies no scan showed).
-        let read: Vec<(Square, usize)> = explained
-            .into_iter()
-            .filter_map(|sq| {
-                let mut repaired = self.snapshots.clone();
-                repaired.forget_blips(seq, Bitboard::from(sq));
-                let (reading, cost) = SnapshotLines {
-                    pos,
-                    sensed: &self.sensed,
-                    snapshots: &repaired,
-                    since,
-                    settling: Bitboard::EMPTY,
-                }
-                .read_costed(0, true);
-                (reading != ScanReading::None).then_some((sq, cost))
-            })
-            .collect();
-        let cheapest = read.iter().map(|&(_, cost)| cost).min();
-        match read[..]
-            .iter()
-            .filter(|&&(_, cost)| Some(cost) == cheapest)
-            .collect::<Vec<_>>()[..]
-        {
-            [&(sq, _)] => Bitboard::from(sq),
+        let mut read = explained.into_iter().filter(|&sq| {
+            let mut repaired = self.snapshots.clone();
+            repaired.forget_blips(seq, Bitboard::from(sq));
+            SnapshotLines {
+                pos,
+                sensed: &self.sensed,
+                snapshots: &repaired,
+                since,
+                settling: Bitboard::EMPTY,
+            }
+            .read_unslid(0, true)
+                != ScanReading::None
+        });
+        match (read.next(), read.next()) {
+            (Some(sq), None) => Bitboard::from(sq),
             _ => Bitboard::EMPTY,
         }
     }
