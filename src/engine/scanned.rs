@@ -215,14 +215,21 @@ impl SnapshotLines<'_> {
     /// leave a move in progress count too. Only the moves they all begin
     /// with are certain. `pressed` and `hands` as in [`read_scan`].
     pub(super) fn read(&self, pressed: usize, hands: bool) -> ScanReading {
-        self.read_costed(pressed, hands).0
+        self.read_costed(pressed, hands, true).0
     }
 
     /// As [`Self::read`], with what the lines read cost (see
     /// [`Self::costed_lines`]; `usize::MAX` when none is read): more than
-    /// none when every line needs a scan to have caught a blip.
-    pub(super) fn read_costed(&self, pressed: usize, hands: bool) -> (ScanReading, usize) {
-        let (exact, hand, cost) = self.costed_lines(&[], pressed, hands, (false, true));
+    /// none when every line needs a scan to have caught a blip. With
+    /// `paths`, a scan before the last may have caught a plain move's
+    /// piece on its path (see [`Self::exact_cost`]).
+    pub(super) fn read_costed(
+        &self,
+        pressed: usize,
+        hands: bool,
+        paths: bool,
+    ) -> (ScanReading, usize) {
+        let (exact, hand, cost) = self.costed_lines(&[], pressed, hands, (false, paths));
         (conclude(exact, &hand), cost)
     }
 
