@@ -169,7 +169,7 @@ impl Snapshots {
         let shown = self.after(since);
         let states = states(pos, line, settling);
         if !then_hand {
-            return in_two_places(&states, &shown, slides);
+            return in_two_places(&states, &shown, shown.len(), slides);
         }
         let end = states[states.len() - 1].occupied;
         if shown.last().is_some_and(|last| !last.is_subset(end)) {
@@ -185,7 +185,9 @@ impl Snapshots {
         {
             start -= 1;
         }
-        in_two_places(&states, &shown[..start], slides)
+        // The scans of the hand still tell whether a piece caught on its
+        // path before them stood there.
+        in_two_places(&states, &shown, start, slides)
     }
 
     /// What the snapshots after event `since` showed, but for the last
@@ -563,11 +565,19 @@ fn two_places(state: State, shown: Bitboard) -> usize {
 /// next move in progress (the squares it changes read anyhow), a blip
 /// (3) for each square shown in two places (see [`two_places`]) and, with
 /// `slides`, a slide (1) for a scan before the last that caught a
-/// move's piece on its path (see [`slid`]); `None` if they do not.
-fn in_two_places(states: &[State], shown: &[Bitboard], slides: Sliding) -> Option<usize> {
+/// move's piece on its path (see [`slid`]); `None` if they do not. Only
+/// the first `upto` of `shown` pass through the line: the ones after them
+/// (a hand at work after it) still say whether a piece caught on its path
+/// stood there.
+fn in_two_places(
+    states: &[State],
+    shown: &[Bitboard],
+    upto: usize,
+    slides: Sliding,
+) -> Option<usize> {
     // The cheapest so far with the last snapshot at each state.
     let mut best: Vec<Option<usize>> = vec![Some(0); states.len()];
-    for (j, &shown_j) in shown.iter().enumerate() {
+    for (j, &shown_j) in shown[..upto].iter().enumerate() {
         // A piece caught on the same square by the next scan stood there.
         let may_slide =
             slides != Sliding::No && shown.get(j + 1).is_some_and(|&next| next != shown_j);
@@ -1080,6 +1090,25 @@ mod tests {
             s.cost(&start, &line(&start, "exd5"), 0, Bitboard::EMPTY, false),
             Some(0)
         );
+    }
+
+    #[test]
+    fn a_piece_caught_on_its_path_just_before_a_hand_is_a_slide() {
+        // 1.d4 with the pawn caught on d3, then the position after it,
+        // then Black's g8 knight lifted: the d3 scan is a slide (1), as
+        // the scan after it (the first of the hand's) shows it moved on.
+        let pos = Chess::default();
+        let mut s = Snapshots::default();
+        s.push(
+            1,
+            pos.board().occupied().without(Square::D2).with(Square::D3),
+        );
+        s.push(2, occupancy(&pos, "d4"));
+        s.push(3, occupancy(&pos, "d4").without(Square::G8));
+        let moves = line(&pos, "d4");
+        let cost = |slides| s.cost_sliding(&pos, &moves, (0, Bitboard::EMPTY), true, slides);
+        assert_eq!(cost(Sliding::Any), Some(SLIDE));
+        assert_eq!(cost(Sliding::No), None);
     }
 
     #[test]
