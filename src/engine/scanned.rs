@@ -676,7 +676,7 @@ fn taking(slides: bool) -> Slides {
 
 /// Whether `m` is the move `short` went on further along its line: the
 /// same piece from the same square, `short`'s square on its way.
-fn went_on(short: Move, m: Move) -> bool {
+pub(super) fn went_on(short: Move, m: Move) -> bool {
     match (short, m) {
         (
             Move::Normal {
