@@ -8,7 +8,10 @@
 use shakmaty::{Bitboard, Chess, Move, Position, san::SanPlus};
 
 use super::{
-    Engine, Reading, occupancy_slide::cheapest_lines, scanned::may_reach, snapshots::Snapshots,
+    Engine, Reading,
+    occupancy_slide::cheapest_lines,
+    scanned::{may_reach, went_on},
+    snapshots::Snapshots,
 };
 use crate::{
     alert::AlertKind,
@@ -149,11 +152,13 @@ impl Engine {
         if let Reading::Moves(moves) = reading {
             return lines.iter().any(|line| moves.starts_with(line));
         }
-        // The lines gone on are read now: listed once, as they stand.
+        // The lines gone on are read now: listed once, as they stand. A
+        // line whose last move's piece the put-off scan caught on its way
+        // has gone on when that piece went further along its path.
         if let Reading::Ambiguous(now) = reading
             && now
                 .iter()
-                .all(|later| lines.iter().any(|line| later.starts_with(line)))
+                .all(|later| lines.iter().any(|line| goes_on(line, later)))
         {
             return false;
         }
@@ -504,6 +509,17 @@ pub fn lines_san(pos: &Chess, lines: &[Vec<Move>]) -> Vec<String> {
                 .join(" ")
         })
         .collect()
+}
+
+/// Whether `later` goes on from `line`: begins with it, or with its moves
+/// but the last, whose piece then went further along the same path.
+fn goes_on(line: &[Move], later: &[Move]) -> bool {
+    match line.split_last() {
+        Some((&last, before)) if !later.starts_with(line) => {
+            later.starts_with(before) && later.get(before.len()).is_some_and(|&m| went_on(last, m))
+        }
+        _ => later.starts_with(line),
+    }
 }
 
 #[cfg(test)]

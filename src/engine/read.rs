@@ -268,7 +268,13 @@ fn read_occupancy_snapshot(
                 since,
                 settling,
             };
-            let (mut reading, in_two_places) = lines.read_costed(pressed, hands);
+            // While lines are listed, each is followed with the scans'
+            // slides weighed on it (`narrowed`); read on its own, the
+            // board is asked only for a story none of them is, and a
+            // piece caught on its path would find a listed line again by
+            // another road and list it anew.
+            let paths = moment.candidates.is_empty();
+            let (mut reading, in_two_places) = lines.read_costed(pressed, hands, paths);
             // A square one scan alone showed changed may have been a blip
             // (a 5-60 ms flicker that scan caught), if nothing explains the
             // board with it: not if a capture there was possible on the

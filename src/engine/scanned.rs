@@ -14,7 +14,7 @@ use shakmaty::{Bitboard, Chess, Move, Position, Square};
 use super::cost::{INFERRED_PLY, MARGIN, SLIDE};
 use super::progress::{hand_in_progress, in_progress};
 use super::scan_slide::{capture_caught_on_path, capture_slide_caught, slide_caught};
-use super::snapshots::Snapshots;
+use super::snapshots::{Sliding, Snapshots};
 use crate::{
     matcher::{admits_line, distinct},
     sensed::SensedBoard,
@@ -215,15 +215,33 @@ impl SnapshotLines<'_> {
     /// leave a move in progress count too. Only the moves they all begin
     /// with are certain. `pressed` and `hands` as in [`read_scan`].
     pub(super) fn read(&self, pressed: usize, hands: bool) -> ScanReading {
-        self.read_costed(pressed, hands).0
+        self.read_costed(pressed, hands, true).0
     }
 
     /// As [`Self::read`], with what the lines read cost (see
     /// [`Self::costed_lines`]; `usize::MAX` when none is read): more than
-    /// none when every line needs a scan to have caught a blip.
-    pub(super) fn read_costed(&self, pressed: usize, hands: bool) -> (ScanReading, usize) {
-        let (exact, hand, cost) = self.costed_lines(&[], pressed, hands, false);
+    /// none when every line needs a scan to have caught a blip. With
+    /// `paths`, a scan before the last may have caught a plain move's
+    /// piece on its path (see [`Self::exact_cost`]).
+    pub(super) fn read_costed(
+        &self,
+        pressed: usize,
+        hands: bool,
+        paths: bool,
+    ) -> (ScanReading, usize) {
+        let (exact, hand, cost) = self.costed_lines(&[], pressed, hands, (false, paths));
         (conclude(exact, &hand), cost)
+    }
+
+    /// As [`Self::read`], with no scan before the last read as a piece
+    /// caught on its path: for telling which square of a scan nothing
+    /// explained was the blip. The square forgotten is that scan's fault
+    /// already; a story reading another square of the same scan as a
+    /// piece on its way puts a second fault in it, dearer than the story
+    /// that needs the blip alone.
+    pub(super) fn read_unslid(&self, pressed: usize, hands: bool) -> ScanReading {
+        let (exact, hand, _) = self.costed_lines(&[], pressed, hands, (false, false));
+        conclude(exact, &hand)
     }
 
     /// The lines from the record's position that explain the snapshot: the
@@ -349,7 +367,7 @@ impl SnapshotLines<'_> {
             // Whether the player to move at the candidate's end pressed is
             // not known: his hand counts. A scan since may have caught a
             // piece of the line on its way to a capture (a slide).
-            let (e, h, _) = self.costed_lines(line, 0, hands, true);
+            let (e, h, _) = self.costed_lines(line, 0, hands, (true, true));
             exact.extend(e);
             hand.extend(h);
             // Its last move, read from a scan that caught the piece on its
@@ -357,7 +375,7 @@ impl SnapshotLines<'_> {
             // along the same line: the slide is weighed as the scans read
             // it, from the line before that move.
             if let Some((&last, before)) = line.split_last() {
-                let (e, h, _) = self.costed_lines(before, 0, hands, true);
+                let (e, h, _) = self.costed_lines(before, 0, hands, (true, true));
                 let further =
                     |l: &Vec<Move>| l.get(before.len()).is_some_and(|&m| went_on(last, m));
                 exact.extend(e.into_iter().filter(further));
@@ -377,7 +395,7 @@ impl SnapshotLines<'_> {
         pressed: usize,
         hands: bool,
     ) -> (Vec<Vec<Move>>, Vec<Vec<Move>>) {
-        let (exact, hand, _) = self.costed_lines(prefix, pressed, hands, false);
+        let (exact, hand, _) = self.costed_lines(prefix, pressed, hands, (false, false));
         (exact, hand)
     }
 
@@ -393,7 +411,7 @@ impl SnapshotLines<'_> {
         prefix: &[Move],
         pressed: usize,
         hands: bool,
-        slides: bool,
+        (slides, paths): (bool, bool),
     ) -> (Vec<Vec<Move>>, Vec<Vec<Move>>, usize) {
         let (pos, sensed) = (self.pos, self.sensed);
         let mut from = pos.clone();
@@ -401,7 +419,8 @@ impl SnapshotLines<'_> {
             from.play_unchecked(m);
         }
         let whole = |line: &[Move]| [prefix, line].concat();
-        let (mut exact, mut faults) = self.cheapest_exact(prefix, &from, slides, |_, cost| cost);
+        let (mut exact, mut faults) =
+            self.cheapest_exact(prefix, &from, (slides, paths), |_, cost| cost);
         if slides {
             // Followed, a line may go on by a slide or by plies no scan
             // showed, each costing as the table says: the continuations
@@ -409,7 +428,7 @@ impl SnapshotLines<'_> {
             // piece as a move made wins over the slide however many moves
             // it infers.
             let (priced, priced_faults) =
-                self.cheapest_exact(prefix, &from, slides, |line, cost| {
+                self.cheapest_exact(prefix, &from, (slides, paths), |line, cost| {
                     cost + self.inferred(line, slides)
                 });
             exact = distinct(exact.into_iter().chain(priced).collect());
@@ -451,7 +470,7 @@ impl SnapshotLines<'_> {
 impl SnapshotLines<'_> {
     /// What the snapshots make `line` cost ([`Snapshots::cost`]), with
     /// `slides` as [`Snapshots::cost_sliding`] reads them.
-    fn line_cost(&self, line: &[Move], then_hand: bool, slides: bool) -> Option<usize> {
+    fn line_cost(&self, line: &[Move], then_hand: bool, slides: Sliding) -> Option<usize> {
         self.snapshots.cost_sliding(
             self.pos,
             line,
@@ -459,6 +478,22 @@ impl SnapshotLines<'_> {
             then_hand,
             slides,
         )
+    }
+
+    /// What the snapshots make `line`, explaining the scan exactly, cost.
+    /// Read on its own (`paths`), a scan before the last may have caught a
+    /// plain move's piece on its path (a slide, 1: a scan is any instant
+    /// of a move); a line that needs such a slide is a story as any other,
+    /// so it is priced by the whole table, its plies no scan showed (2
+    /// each) too, or a line of moves nobody saw would read a caught piece
+    /// for less than the move it was making.
+    fn exact_cost(&self, line: &[Move], (slides, paths): (bool, bool)) -> Option<usize> {
+        let cost = self.line_cost(line, false, sliding(slides, false));
+        if cost.is_some() || slides || !paths {
+            return cost;
+        }
+        let unshown = self.snapshots.plies_unshown(self.pos, line, self.since);
+        Some(self.line_cost(line, false, Sliding::Any)? + INFERRED_PLY * unshown)
     }
 
     /// The lines from `prefix` (played to `from`) that go on by up to
@@ -469,7 +504,7 @@ impl SnapshotLines<'_> {
         &self,
         prefix: &[Move],
         from: &Chess,
-        slides: bool,
+        (slides, paths): (bool, bool),
         price: impl Fn(&[Move], usize) -> usize,
     ) -> (Vec<Vec<Move>>, usize) {
         let sensed = self.sensed;
@@ -482,7 +517,7 @@ impl SnapshotLines<'_> {
         let mut faults = usize::MAX;
         if !prefix.is_empty()
             && sensed.occupied() == from.board().occupied()
-            && let Some(cost) = self.line_cost(prefix, false, slides)
+            && let Some(cost) = self.exact_cost(prefix, (slides, paths))
         {
             // The candidate itself, the board still there.
             exact.push(prefix.to_vec());
@@ -501,7 +536,7 @@ impl SnapshotLines<'_> {
             for (line, cost) in exact_lines_of(from, sensed, plies)
                 .into_iter()
                 .filter_map(|line| {
-                    let cost = self.line_cost(&whole(&line), false, slides)?;
+                    let cost = self.exact_cost(&whole(&line), (slides, paths))?;
                     Some((line, cost))
                 })
             {
@@ -555,9 +590,9 @@ impl SnapshotLines<'_> {
                     snapshots: &self.snapshots.with_last(self.sensed.occupied().without(on)),
                     ..*self
                 };
-                Some(SLIDE + lifted.line_cost(line, true, true)?)
+                Some(SLIDE + lifted.line_cost(line, true, Sliding::Any)?)
             }
-            _ => self.line_cost(line, true, slides),
+            _ => self.line_cost(line, true, sliding(slides, false)),
         }
     }
 }
@@ -601,7 +636,7 @@ impl SnapshotLines<'_> {
                 snapshots: &self.snapshots.with_last(self.sensed.occupied().without(on)),
                 ..*self
             };
-            if lifted.line_cost(path, true, false).is_some() {
+            if lifted.line_cost(path, true, Sliding::No).is_some() {
                 found.push((path.clone(), on));
             }
         }
@@ -618,6 +653,17 @@ impl SnapshotLines<'_> {
     }
 }
 
+/// Which pieces a scan before the last may have caught on their path:
+/// any, when listed lines are followed (`slides`); a plain move's, when
+/// the board is read on its own (`paths`).
+fn sliding(slides: bool, paths: bool) -> Sliding {
+    match (slides, paths) {
+        (true, _) => Sliding::Any,
+        (false, true) => Sliding::Plain,
+        (false, false) => Sliding::No,
+    }
+}
+
 /// The pieces in progress read after a line: with `slides`, also a
 /// capture's piece caught on its path (see [`Slides::Taking`]).
 fn taking(slides: bool) -> Slides {
@@ -630,7 +676,7 @@ fn taking(slides: bool) -> Slides {
 
 /// Whether `m` is the move `short` went on further along its line: the
 /// same piece from the same square, `short`'s square on its way.
-fn went_on(short: Move, m: Move) -> bool {
+pub(super) fn went_on(short: Move, m: Move) -> bool {
     match (short, m) {
         (
             Move::Normal {

@@ -12,6 +12,19 @@ use shakmaty::{Bitboard, Board, Chess, Move, Piece, Position, Square};
 use super::cost::{BLIP, SLIDE};
 use crate::matcher::{move_squares, occupancy_after};
 
+/// Which pieces a scan before the last may have caught on their path
+/// (see [`Snapshots::cost_sliding`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sliding {
+    /// None: every scan before the last shows a position of the line, or
+    /// one with the next move's squares read anyhow.
+    No,
+    /// A plain move's piece only (the board read on its own).
+    Plain,
+    /// Any move's piece, a capture's too (listed lines followed).
+    Any,
+}
+
 /// The most snapshots kept: more than a record ever lags behind the board.
 const KEEP: usize = 64;
 
@@ -136,7 +149,7 @@ impl Snapshots {
         settling: Bitboard,
         then_hand: bool,
     ) -> Option<usize> {
-        self.cost_sliding(pos, line, (since, settling), then_hand, false)
+        self.cost_sliding(pos, line, (since, settling), then_hand, Sliding::No)
     }
 
     /// As [`Snapshots::cost`]; with `slides`, a scan before the last may
@@ -151,12 +164,12 @@ impl Snapshots {
         line: &[Move],
         (since, settling): (u64, Bitboard),
         then_hand: bool,
-        slides: bool,
+        slides: Sliding,
     ) -> Option<usize> {
         let shown = self.after(since);
         let states = states(pos, line, settling);
         if !then_hand {
-            return in_two_places(&states, &shown, slides);
+            return in_two_places(&states, &shown, shown.len(), slides);
         }
         let end = states[states.len() - 1].occupied;
         if shown.last().is_some_and(|last| !last.is_subset(end)) {
@@ -172,7 +185,9 @@ impl Snapshots {
         {
             start -= 1;
         }
-        in_two_places(&states, &shown[..start], slides)
+        // The scans of the hand still tell whether a piece caught on its
+        // path before them stood there.
+        in_two_places(&states, &shown, start, slides)
     }
 
     /// What the snapshots after event `since` showed, but for the last
@@ -550,13 +565,22 @@ fn two_places(state: State, shown: Bitboard) -> usize {
 /// next move in progress (the squares it changes read anyhow), a blip
 /// (3) for each square shown in two places (see [`two_places`]) and, with
 /// `slides`, a slide (1) for a scan before the last that caught a
-/// move's piece on its path (see [`slid`]); `None` if they do not.
-fn in_two_places(states: &[State], shown: &[Bitboard], slides: bool) -> Option<usize> {
+/// move's piece on its path (see [`slid`]); `None` if they do not. Only
+/// the first `upto` of `shown` pass through the line: the ones after them
+/// (a hand at work after it) still say whether a piece caught on its path
+/// stood there.
+fn in_two_places(
+    states: &[State],
+    shown: &[Bitboard],
+    upto: usize,
+    slides: Sliding,
+) -> Option<usize> {
     // The cheapest so far with the last snapshot at each state.
     let mut best: Vec<Option<usize>> = vec![Some(0); states.len()];
-    for (j, &shown_j) in shown.iter().enumerate() {
+    for (j, &shown_j) in shown[..upto].iter().enumerate() {
         // A piece caught on the same square by the next scan stood there.
-        let may_slide = slides && shown.get(j + 1).is_some_and(|&next| next != shown_j);
+        let may_slide =
+            slides != Sliding::No && shown.get(j + 1).is_some_and(|&next| next != shown_j);
         let mut before: Option<usize> = None;
         for (i, state) in states.iter().enumerate() {
             before = match (before, best[i]) {
@@ -566,7 +590,10 @@ fn in_two_places(states: &[State], shown: &[Bitboard], slides: bool) -> Option<u
             best[i] = before.and_then(|n| {
                 if can_show(*state, shown_j) {
                     Some(n + BLIP * two_places(*state, shown_j))
-                } else if may_slide && slid(*state, shown_j) {
+                } else if may_slide
+                    && slid(*state, shown_j)
+                    && (slides == Sliding::Any || state.victim.is_empty())
+                {
                     Some(n + SLIDE)
                 } else {
                     None
@@ -1063,6 +1090,25 @@ mod tests {
             s.cost(&start, &line(&start, "exd5"), 0, Bitboard::EMPTY, false),
             Some(0)
         );
+    }
+
+    #[test]
+    fn a_piece_caught_on_its_path_just_before_a_hand_is_a_slide() {
+        // 1.d4 with the pawn caught on d3, then the position after it,
+        // then Black's g8 knight lifted: the d3 scan is a slide (1), as
+        // the scan after it (the first of the hand's) shows it moved on.
+        let pos = Chess::default();
+        let mut s = Snapshots::default();
+        s.push(
+            1,
+            pos.board().occupied().without(Square::D2).with(Square::D3),
+        );
+        s.push(2, occupancy(&pos, "d4"));
+        s.push(3, occupancy(&pos, "d4").without(Square::G8));
+        let moves = line(&pos, "d4");
+        let cost = |slides| s.cost_sliding(&pos, &moves, (0, Bitboard::EMPTY), true, slides);
+        assert_eq!(cost(Sliding::Any), Some(SLIDE));
+        assert_eq!(cost(Sliding::No), None);
     }
 
     #[test]

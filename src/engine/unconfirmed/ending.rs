@@ -105,7 +105,7 @@ impl Engine {
                 since,
                 settling: Bitboard::EMPTY,
             }
-            .read(0, true)
+            .read_unslid(0, true)
                 != ScanReading::None
         });
         match (read.next(), read.next()) {
