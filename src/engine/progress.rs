@@ -267,6 +267,15 @@ mod tests {
     use crate::test_support::position;
     use shakmaty::Square;
 
+    /// A board that names every piece of `pos` on its square.
+    fn identified(pos: &Chess) -> SensedBoard {
+        let mut s = SensedBoard::showing(pos.board());
+        for sq in pos.board().occupied() {
+            s.place(sq, pos.board().piece_at(sq), 1);
+        }
+        s
+    }
+
     fn sensed(pos: &Chess, lift: &[Square], place: &[Square]) -> SensedBoard {
         let mut s = SensedBoard::showing(pos.board());
         for (i, &sq) in lift.iter().enumerate() {
@@ -377,10 +386,7 @@ mod tests {
     fn a_move_the_scan_missed_before_the_next_hand_is_found() {
         // 1. e4 shown, Black's e7 pawn already in the hand.
         let pos = Chess::default();
-        let mut s = SensedBoard::showing(pos.board());
-        for sq in pos.board().occupied() {
-            s.place(sq, pos.board().piece_at(sq), 1);
-        }
+        let mut s = identified(&pos);
         s.lift(Square::E2, 2);
         s.place(Square::E4, Some(shakmaty::Color::White.pawn()), 3);
         s.lift(Square::E7, 4);
@@ -396,10 +402,7 @@ mod tests {
         // 32.g4 would put a white pawn on g4; Black's f3 and g5 pawns both
         // off are no one hand (32.gxf3 g4 33.fxg4 leaves the same board).
         let pos = position("4k3/8/R7/B5p1/8/2P2p2/P1P2PPP/6K1 w - - 0 32");
-        let mut s = SensedBoard::showing(pos.board());
-        for sq in pos.board().occupied() {
-            s.place(sq, pos.board().piece_at(sq), 1);
-        }
+        let mut s = identified(&pos);
         s.lift(Square::G2, 2);
         s.place(Square::G4, Some(shakmaty::Color::White.pawn()), 3);
         s.lift(Square::F3, 4);
