@@ -110,6 +110,16 @@ struct Stories {
 }
 
 impl Stories {
+    /// The squares the moves of the blip's story cross on their way.
+    fn crossed(&self) -> Bitboard {
+        self.blip_exact
+            .iter()
+            .chain(&self.blip_hand)
+            .flatten()
+            .filter_map(|m| Some(shakmaty::attacks::between(m.from()?, m.to())))
+            .fold(Bitboard::EMPTY, |all, b| all | b)
+    }
+
     /// Leaves out the lines with fewer moves than the clock was pressed
     /// since the snapshot, if lines of the other story are left: a player
     /// presses having made his move (Art. 6.2.1). 11.Qh5+ shown (f3 empty,

@@ -43,7 +43,15 @@ impl Engine {
     /// The snapshot of moves that wait was a blip on the squares `back`:
     /// the snapshots are read without them.
     pub(super) fn forget(&mut self, u: Unconfirmed, stories: Stories) {
-        self.snapshots = stories.repaired;
+        // A later scan's odd fill is read as a piece of the blip's story
+        // caught on its way only on a square one of its moves crosses;
+        // elsewhere it stays for the board's reading to price (h3 caught
+        // full is no square 17...Qxa2 crosses, but 17...Qh3 made).
+        let mut snapshots = self.snapshots.clone();
+        snapshots.forget_blips(u.seq, stories.back);
+        let record = self.game().position().board().occupied();
+        snapshots.forget_odd_fills_after(u.seq, record | !stories.crossed());
+        self.snapshots = snapshots;
         // A piece read gone for one scan was never lifted.
         for sq in stories.back & !u.shown {
             self.sensed.forget_blip(sq);
