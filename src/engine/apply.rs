@@ -4,7 +4,7 @@
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
 use super::{
-    Engine, Reading,
+    BoardKind, Engine, Reading,
     hypotheses::Hypotheses,
     record::ReadFrom,
     scanned::{self, ScanReading},
@@ -108,7 +108,7 @@ impl Engine {
         // capture under way, not the next move's.
         let basis = if scanned
             && self.observation.scanned()
-            && self.snapshots.only()
+            && self.snapshots.board() == BoardKind::Scanning
             && !self.sensed.identifies_all()
         {
             let game = self.game();

@@ -5,7 +5,7 @@
 use shakmaty::{ByColor, Color, Position, Square};
 
 use super::{
-    Engine, GameEvent,
+    BoardKind, Engine, GameEvent,
     scanned::{ScanReading, read_scan},
 };
 use crate::{
@@ -178,7 +178,7 @@ impl Engine {
     /// identifies pieces, only a square caught empty is weighed so, and
     /// gets back the piece the scan before named.
     fn blip_may_explain(&self) -> bool {
-        if !self.snapshots.only() {
+        if self.snapshots.board() == BoardKind::Reporting {
             return false;
         }
         let identifies = self.sensed.identifies_all();

@@ -5,8 +5,8 @@
 use shakmaty::{Bitboard, Move, Position};
 
 use super::{
-    Engine, Reading, Scanned, follow::Follow, held_at_dump::HeldAtDump, in_progress, progress,
-    read, scanned,
+    BoardKind, Engine, Reading, Scanned, follow::Follow, held_at_dump::HeldAtDump, in_progress,
+    progress, read, scanned,
 };
 use crate::{alert::AlertKind, event::Millis, resync::SyncState};
 
@@ -124,7 +124,7 @@ impl Engine {
             // A line put off is no blip to forget.
             && self.scan.unlisted.is_none()
             && scanned == Scanned::Snapshot
-            && self.snapshots.only()
+            && self.snapshots.board() == BoardKind::Scanning
             && !self.sensed.identifies_all()
             // The record's position shown is explained: no blip of its own.
             && !self.sensed.shows_position(self.game().position()))
@@ -212,8 +212,9 @@ impl Engine {
         // occupancy the move is read from what could explain it.
         // A board that never reported a square on its own sends no dumps
         // after reconnections: its first scan is a snapshot.
-        self.dump.reading_dump =
-            scanned == Scanned::Dump && !self.snapshots.only() && !self.sensed.identifies_all();
+        self.dump.reading_dump = scanned == Scanned::Dump
+            && self.snapshots.board() == BoardKind::Reporting
+            && !self.sensed.identifies_all();
         let read_again = self.apply(reading, made_at, basis, scanned != Scanned::No);
         if read_again
             && self.game().ply() > plies

@@ -8,7 +8,7 @@
 use shakmaty::{Bitboard, Chess, Move, Position, san::SanPlus};
 
 use super::{
-    Engine, Reading,
+    BoardKind, Engine, Reading,
     occupancy_slide::cheapest_lines,
     scanned::{may_reach, went_on},
     snapshots::Snapshots,
@@ -269,7 +269,7 @@ impl Engine {
         if !may_reach(pos, line, &self.sensed, plies) {
             return false;
         }
-        if !self.observation.scanned() || !self.snapshots.only() {
+        if !self.observation.scanned() || self.snapshots.board() == BoardKind::Reporting {
             return true;
         }
         let mut after = pos.clone();
@@ -361,7 +361,10 @@ impl Engine {
     /// off, then listed: with f8 kept, no line went through that scan, and
     /// 10.Bd3 and the rest of the game were never read.
     pub(super) fn forget_blips_read_past(&mut self, lines: &[Vec<Move>]) {
-        if !self.observation.scanned() || !self.snapshots.only() || self.sensed.identifies_all() {
+        if !self.observation.scanned()
+            || self.snapshots.board() == BoardKind::Reporting
+            || self.sensed.identifies_all()
+        {
             return;
         }
         let game = self.game();

@@ -65,7 +65,7 @@ impl Engine {
                     self.scan.scan_period.note(t);
                     self.settle.changed(t, self.seq);
                     // A dump or a snapshot (`observation.rs`).
-                    if self.observation.scan_changed(self.snapshots.only()) {
+                    if self.observation.scan_changed(self.snapshots.board()) {
                         self.dump.reconnected_seq = self.seq;
                     }
                     self.push_snapshot();
@@ -80,7 +80,7 @@ impl Engine {
                             self.dump_lines(&pos);
                         }
                     }
-                } else if self.observation.scan_unchanged(self.snapshots.only()) {
+                } else if self.observation.scan_unchanged(self.snapshots.board()) {
                     // A scanning board's first scan, showing what already
                     // stands: its next scans are snapshots, not a dump.
                     self.push_snapshot();

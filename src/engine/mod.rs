@@ -79,7 +79,7 @@ pub use phase::{Phase, Unexplained};
 pub use progress::in_progress;
 pub use read::{Moment, Reading, Scanned, read};
 pub use settle::Settle;
-pub use snapshots::Snapshots;
+pub use snapshots::{BoardKind, Snapshots};
 pub use touch::Touches;
 
 use shakmaty::{ByColor, CastlingMode, Chess, Position};

@@ -10,7 +10,7 @@
 //!   reports: the position alone, after any number of plies nobody saw
 //!   (`dump_watch.rs`).
 
-use super::Scanned;
+use super::{BoardKind, Scanned};
 
 /// What changed the sensors last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -83,14 +83,15 @@ impl Observation {
     /// A full scan changed the sensors. It is a dump after square-by-square
     /// reports (a reconnection), and so is a scanning board's first scan
     /// after the link came back; otherwise one of a scanning board's
-    /// snapshots, its first of the session included: a board that only
-    /// scans (`only_snapshots`) sends no dump, and its first scan is any
-    /// instant. Returns whether it is a scanning board's first scan after
-    /// the link came back.
-    pub(super) fn scan_changed(&mut self, only_snapshots: bool) -> bool {
+    /// snapshots, its first of the session included: a scanning board
+    /// sends no dump but after the link came back, and its first scan is
+    /// any instant. Returns whether it is a scanning board's first scan
+    /// after the link came back.
+    pub(super) fn scan_changed(&mut self, board: BoardKind) -> bool {
         let back = self.link == Link::Back;
         let first_after_link = back && self.scanned();
-        self.last_scan = if back || !self.scanned() && !only_snapshots {
+        let after_reports = !self.scanned() && board == BoardKind::Reporting;
+        self.last_scan = if back || after_reports {
             ScanKind::Dump
         } else {
             ScanKind::Snapshot
@@ -103,8 +104,8 @@ impl Observation {
     /// A full scan showed what the sensors already showed. A scanning
     /// board's first scan shows what already stands: its next scans are
     /// snapshots, not a dump. Returns whether it counts as a snapshot.
-    pub(super) fn scan_unchanged(&mut self, only_snapshots: bool) -> bool {
-        let first = !self.scanned() && only_snapshots;
+    pub(super) fn scan_unchanged(&mut self, board: BoardKind) -> bool {
+        let first = !self.scanned() && board == BoardKind::Scanning;
         if first {
             self.changed_by = ChangedBy::Scan;
         }
@@ -134,7 +135,7 @@ mod tests {
         let mut seen = Observation::default();
         assert_eq!(seen.kind(false), Scanned::No);
         // An event board's scan: a dump.
-        assert!(!seen.scan_changed(false));
+        assert!(!seen.scan_changed(BoardKind::Reporting));
         assert_eq!(seen.kind(false), Scanned::Dump);
         seen.square_changed();
         assert!(!seen.scanned() && seen.dumped());
@@ -144,16 +145,16 @@ mod tests {
     #[test]
     fn a_scanning_board_sends_snapshots_and_a_dump_after_the_link_came_back() {
         let mut seen = Observation::default();
-        assert!(seen.scan_unchanged(true));
-        assert!(!seen.scan_unchanged(true));
-        assert!(!seen.scan_changed(true));
+        assert!(seen.scan_unchanged(BoardKind::Scanning));
+        assert!(!seen.scan_unchanged(BoardKind::Scanning));
+        assert!(!seen.scan_changed(BoardKind::Scanning));
         assert_eq!(seen.kind(false), Scanned::Snapshot);
         seen.link_back();
         assert!(seen.reconnected());
-        assert!(seen.scan_changed(true));
+        assert!(seen.scan_changed(BoardKind::Scanning));
         assert_eq!(seen.kind(false), Scanned::Dump);
         assert!(!seen.reconnected());
-        assert!(!seen.scan_changed(true));
+        assert!(!seen.scan_changed(BoardKind::Scanning));
         assert_eq!(seen.kind(false), Scanned::Snapshot);
     }
 }

@@ -13,6 +13,7 @@ use std::cmp::Ordering;
 use shakmaty::{Bitboard, ByColor, Chess, Color, Move, Outcome, Position, Square};
 
 use super::{
+    BoardKind,
     cost::{BLIP, HAND, INFERRED_PLY, MARGIN, TRACELESS_PLY, presses_missing},
     hypotheses::SNAPSHOT_PLIES,
     occupancy_slide::{caught_on_its_way, cheapest_lines, slide_square},
@@ -178,7 +179,7 @@ pub fn read(
         || scanned == Scanned::Snapshot && sensed.identifies_all()
     {
         read_scan_moves(game, sensed, moment, scanned, snapshots)
-    } else if scanned == Scanned::Snapshot && snapshots.only() {
+    } else if scanned == Scanned::Snapshot && snapshots.board() == BoardKind::Scanning {
         read_occupancy_snapshot(game, sensed, snapshots, moment)
     } else if scanned == Scanned::No {
         read_event_moves(game, sensed)
@@ -203,7 +204,7 @@ pub fn read(
         // slide).
         Some(Reading::Moves(moves))
             if scanned == Scanned::Dump
-                && snapshots.only()
+                && snapshots.board() == BoardKind::Scanning
                 && !sensed.identifies_all()
                 && !moment.closing =>
         {
@@ -995,10 +996,9 @@ fn read_scan_moves(
     scanned: Scanned,
     snapshots: &Snapshots,
 ) -> Option<Reading> {
-    let slides = if snapshots.only() {
-        Slides::Caught
-    } else {
-        Slides::PutDown
+    let slides = match snapshots.board() {
+        BoardKind::Scanning => Slides::Caught,
+        BoardKind::Reporting => Slides::PutDown,
     };
     let reading = read_scanned_state(game, sensed, snapshots, moment, scanned, slides);
     let pos = game.position();

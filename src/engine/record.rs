@@ -3,7 +3,7 @@
 
 use shakmaty::{ByColor, Chess, Color, Move, Position};
 
-use super::{Engine, GameEvent, read::same_move_in_hand};
+use super::{BoardKind, Engine, GameEvent, read::same_move_in_hand};
 use crate::{
     alert::{Alert, AlertKind},
     event::Millis,
@@ -102,7 +102,10 @@ impl Engine {
     /// scan shows (docs/design/reconstruction.md, the decision policy).
     /// Elsewhere the first.
     pub(super) fn first_inferred(&self, from: usize, moves: &[Move]) -> Option<usize> {
-        if !(self.observation.scanned() && self.snapshots.only() && !self.sensed.identifies_all()) {
+        if !(self.observation.scanned()
+            && self.snapshots.board() == BoardKind::Scanning
+            && !self.sensed.identifies_all())
+        {
             return Some(from + 1);
         }
         let game = self.game();
@@ -154,7 +157,9 @@ impl Engine {
     /// later moves' squares changed after that, and a change of the last
     /// move (a rook move becoming castling) is read from there.
     fn shown_by(&self, shown: u64, basis: u64, followed: bool) -> u64 {
-        if (self.observation.scanned() && self.snapshots.only() && self.sensed.identifies_all())
+        if (self.observation.scanned()
+            && self.snapshots.board() == BoardKind::Scanning
+            && self.sensed.identifies_all())
             || (followed && !self.observation.scanned())
         {
             basis.min(shown)

@@ -8,7 +8,7 @@
 
 use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, Square, attacks};
 
-use super::Engine;
+use super::{BoardKind, Engine};
 use crate::{event::Millis, sensed::SensedBoard};
 
 impl Engine {
@@ -22,7 +22,10 @@ impl Engine {
     /// (the move as recorded, or changed along its path, or into castling);
     /// returns whether it was kept.
     pub(super) fn defer_press_over_slide(&mut self, color: Color, t: Millis) -> bool {
-        if !(self.observation.scanned() && self.snapshots.only() && self.sensed.identifies_all()) {
+        if !(self.observation.scanned()
+            && self.snapshots.board() == BoardKind::Scanning
+            && self.sensed.identifies_all())
+        {
             return false;
         }
         let game = self.game();
@@ -75,7 +78,7 @@ impl Engine {
     /// scan comes, and the piece stands where the last one showed it.
     pub(super) fn slide_at_end(&self) -> bool {
         self.observation.scanned()
-            && self.snapshots.only()
+            && self.snapshots.board() == BoardKind::Scanning
             && self.sensed.identifies_all()
             && !super::scanned::exact_now(self.game().position(), &self.sensed).is_empty()
     }

@@ -11,10 +11,10 @@
 
 use shakmaty::{Move, Position};
 
-use super::Engine;
 use super::read::Reading;
 use super::scan_slide::slide_caught;
 use super::scanned::exact_now;
+use super::{BoardKind, Engine};
 use crate::event::{Millis, Scan, Sensed};
 
 /// How the gaps between a scanning board's scans are read.
@@ -106,7 +106,10 @@ impl Engine {
     /// scans was read as `reading` at `at`, a move it showed made that the
     /// reading held back because its piece may be sliding on.
     pub(super) fn note_caught_slide(&mut self, reading: &Reading, at: Millis) {
-        if !(self.observation.scanned() && self.snapshots.only() && self.sensed.identifies_all()) {
+        if !(self.observation.scanned()
+            && self.snapshots.board() == BoardKind::Scanning
+            && self.sensed.identifies_all())
+        {
             return;
         }
         let prefix: &[Move] = match reading {

@@ -49,6 +49,21 @@ pub struct OddSquares {
     pub repaired: Snapshots,
 }
 
+/// What kind of board the stream comes from, learned from it (issue 34:
+/// the board kind is a type). It picks the observation model a full scan
+/// is read under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BoardKind {
+    /// Only full scans so far: a scanning board. Each scan is a snapshot,
+    /// any physical instant, its first of the session included.
+    #[default]
+    Scanning,
+    /// A square was reported on its own: an event board. It is read from
+    /// the squares' reports, which say more than any snapshot; a full scan
+    /// after them is a dump.
+    Reporting,
+}
+
 /// The occupancies a scanning board showed, with the events that showed
 /// them, oldest first.
 #[derive(Debug, Clone, Default)]
@@ -57,8 +72,8 @@ pub struct Snapshots {
     /// What the snapshots of a board that identifies pieces showed on each
     /// square, with their events, oldest first.
     pieces: Vec<(u64, Box<[Option<Piece>; 64]>)>,
-    /// A square was ever reported on its own.
-    reported: bool,
+    /// The kind of board that sent them.
+    board: BoardKind,
 }
 
 impl Snapshots {
@@ -108,14 +123,19 @@ impl Snapshots {
     pub fn clear(&mut self) {
         self.list.clear();
         self.pieces.clear();
-        self.reported = true;
+        self.board = BoardKind::Reporting;
     }
 
-    /// Whether the board only ever sent snapshots. A board that reports
-    /// squares one by one and sends a full reading now and then is read
-    /// from the squares' reports, which say more than any snapshot.
+    /// The kind of board that sent them: a scanning board until a square
+    /// is reported on its own.
+    pub fn board(&self) -> BoardKind {
+        self.board
+    }
+
+    /// Whether the board only ever sent snapshots (a
+    /// [`BoardKind::Scanning`] board).
     pub fn only(&self) -> bool {
-        !self.reported
+        self.board == BoardKind::Scanning
     }
 
     /// Whether `line`, played from `pos` (shown by event `since`), passes
