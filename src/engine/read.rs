@@ -738,7 +738,7 @@ fn blip_rivals(lines: &SnapshotLines<'_>, moves: &[Move], pressed: usize) -> boo
 /// What the scans since event `since` make `line` (from `pos`) cost: 2
 /// per ply no scan showed (3 more if no scan saw a trace of it), 1 per
 /// scan read as a hand at work (the cost table).
-fn story_cost(snapshots: &Snapshots, pos: &Chess, line: &[Move], since: u64) -> usize {
+pub(super) fn story_cost(snapshots: &Snapshots, pos: &Chess, line: &[Move], since: u64) -> usize {
     INFERRED_PLY * snapshots.unshown_plies_so_far(pos, line, since).len()
         + TRACELESS_PLY * snapshots.traceless_plies(pos, line, since)
         + HAND * snapshots.caught_in_motion(pos, line, since, None)

@@ -11,8 +11,9 @@
 
 use shakmaty::{Bitboard, Chess, Move, Position, Square};
 
-use super::cost::{INFERRED_PLY, MARGIN, SLIDE};
+use super::cost::{BLIP, INFERRED_PLY, MARGIN, SLIDE};
 use super::progress::{hand_in_progress, in_progress};
+use super::read::story_cost;
 use super::scan_slide::{capture_caught_on_path, capture_slide_caught, slide_caught};
 use super::snapshots::{Sliding, Snapshots};
 use crate::{
@@ -274,6 +275,7 @@ impl SnapshotLines<'_> {
     pub(super) fn blip_proof(&self, moves: &[Move]) -> (usize, Bitboard) {
         let mut proof = moves.len();
         let mut suspect = Bitboard::EMPTY;
+        let made = story_cost(self.snapshots, self.pos, moves, self.since);
         let suspects = self
             .snapshots
             .blip_suspects(self.pos.board().occupied(), self.sensed.occupied());
@@ -287,7 +289,18 @@ impl SnapshotLines<'_> {
             let lines = if without.still() {
                 vec![Vec::new()]
             } else {
-                without.lines(&[], 0, false).0
+                let (exact, hand) = without.lines(&[], 0, true);
+                // Without the blip, a hand at work after fewer moves (its
+                // piece lifted, a victim off) is a story too, when the
+                // blip and the hand cost no more than the margin above
+                // the moves (plies the board never showed alone).
+                let rival = |line: &Vec<Move>| {
+                    BLIP + story_cost(&snapshots, self.pos, line, self.since) <= made + MARGIN
+                };
+                exact
+                    .into_iter()
+                    .chain(hand.into_iter().filter(rival))
+                    .collect()
             };
             for line in lines.iter().filter(|line| line.len() <= moves.len()) {
                 let agree = moves.iter().zip(line).take_while(|(a, b)| a == b).count();
@@ -1464,6 +1477,45 @@ mod tests {
         seen.push(1, sensed.occupied());
         seen.push(2, sensed.occupied() ^ Bitboard::from_square(Square::H8));
         seen.push(3, sensed.occupied());
+        let lines = SnapshotLines {
+            snapshots: &seen,
+            ..lines
+        };
+        assert_eq!(lines.blip_proof(&moves), (2, Bitboard::EMPTY));
+    }
+
+    #[test]
+    fn a_hand_with_its_victim_off_and_a_blip_rivals_two_moves_no_scan_showed_apart() {
+        let pos = after_sans(
+            "e4 e5 Nf3 Nc6 Nc3 d6 Bb5 Bd7 O-O f5 d3 f4 h3 h5 Bxc6 bxc6 d4 g5 dxe5 dxe5 Nxe5 Nf6 Ng6 Rh6",
+        );
+        // The knight lifted from g6, the f8 bishop taken off, a3 full.
+        let mut board = pos.board().clone();
+        board.discard_piece_at(Square::G6);
+        let bishop = board.remove_piece_at(Square::F8).unwrap();
+        board.set_piece_at(Square::A3, bishop);
+        let sensed = scanned(&pos, &board, false);
+        let mut snapshots = Snapshots::default();
+        snapshots.push(0, pos.board().occupied());
+        snapshots.push(1, sensed.occupied());
+        let lines = from_the_start(&pos, &sensed, &snapshots);
+        // 13.Nxf4 Ba3 leave exactly that board, with no scan of 13.Nxf4
+        // alone (2) ...
+        let (_, moves) = play(&pos, &["g6f4", "f8a3"]);
+        assert_eq!(lines.read(0, true), ScanReading::Moves(moves.clone()));
+        // ... and 13.Nxf8 under way with a3 a blip costs 3 + 1: within the
+        // margin, so neither move stands on this scan alone.
+        assert_eq!(
+            lines.blip_proof(&moves),
+            (0, Bitboard::from_square(Square::A3))
+        );
+        // When a scan showed 13.Nxf4 made first, the moves cost nothing:
+        // the hand and the blip are no rival.
+        let (after_first, _) = play(&pos, &["g6f4"]);
+        let mut seen = Snapshots::default();
+        seen.push(0, pos.board().occupied());
+        seen.push(1, after_first.board().occupied());
+        seen.push(2, sensed.occupied());
         let lines = SnapshotLines {
             snapshots: &seen,
             ..lines
