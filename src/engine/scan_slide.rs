@@ -78,8 +78,12 @@ impl Engine {
         let Some((&last, prefix)) = line.split_last() else {
             return false;
         };
+        // A dump is an instant after the link came back, with no hand at
+        // work in it: the line read through it holds nothing back.
         if prefix.is_empty()
             || !(self.observation.scanned() && self.sensed.identifies_all())
+            || self.observation.dumped()
+            || self.unseen_since_reconnection()
             || self.sensed.last_place(last.to()) != self.seq
         {
             return false;
