@@ -195,6 +195,17 @@ impl Engine {
                 self.unconfirmed_read(Vec::new(), line, suspects, made_at, basis, true);
             }
             Resync::Unique(line) if self.contradicts_candidates(&line) => {}
+            // Its last move only this scan showed, its piece perhaps caught
+            // on its way (a bishop seen on b2 going from c3 to a1): the
+            // moves before it are recorded, and it waits for the next scan
+            // (docs/design/reconstruction.md, the decision policy).
+            Resync::Unique(line) if !closing && self.line_ends_mid_slide(&pos, &line) => {
+                self.hypotheses.clear();
+                let (&last, prefix) = line.split_last().expect("a line of two moves or more");
+                self.record(prefix, made_at, basis);
+                self.hold_caught_slide(last, made_at);
+                return true;
+            }
             Resync::Unique(line) => {
                 self.hypotheses.clear();
                 self.record(&line, made_at, basis);

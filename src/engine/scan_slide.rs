@@ -72,6 +72,32 @@ impl Engine {
             && may_go_on(self.game().position(), m)
     }
 
+    /// Whether `line`'s last move (from `pos`, after at least one other)
+    /// is one the last scan alone shows, its piece where it could be on its
+    /// way further along the same line, as [`Engine::shown_mid_slide`]: a
+    /// line the search reads from one scan is as certain as its moves
+    /// before that one, and the last waits for the next scan.
+    pub(super) fn line_ends_mid_slide(&self, pos: &Chess, line: &[Move]) -> bool {
+        let Some((&last, prefix)) = line.split_last() else {
+            return false;
+        };
+        // A dump is an instant after the link came back, with no hand at
+        // work in it: the line read through it holds nothing back.
+        if prefix.is_empty()
+            || !(self.observation.scanned() && self.sensed.identifies_all())
+            || self.observation.dumped()
+            || self.unseen_since_reconnection()
+            || self.sensed.last_place(last.to()) != self.seq
+        {
+            return false;
+        }
+        let mut before = pos.clone();
+        for &m in prefix {
+            before.play_unchecked(m);
+        }
+        may_go_on(&before, last)
+    }
+
     /// Whether the input ended while a scan that may have caught a piece
     /// on its path waited for the next scan (a board that names the pieces
     /// and only scans), the board showing a position legal moves reach: no

@@ -22,9 +22,6 @@ use crate::event::{Millis, Scan, Sensed};
 pub(super) struct ScanPeriod {
     /// When the last scan that changed the board came.
     last_at: Option<Millis>,
-    /// The shortest gap between two scans yet: the board's period, or a
-    /// little less (scanners are not metronomes).
-    period: Option<Millis>,
     /// The last gaps between scans, newest at `next`: a board's period
     /// repeats, where a scan off its schedule (a rough board's jitter)
     /// makes a short gap once.
@@ -42,7 +39,6 @@ impl ScanPeriod {
             && t > last
         {
             let gap = t - last;
-            self.period = Some(self.period.map_or(gap, |p| p.min(gap)));
             self.gaps[self.next] = gap;
             self.next = (self.next + 1) % GAPS;
         }
@@ -52,8 +48,13 @@ impl ScanPeriod {
     /// Whether a scan at `t` comes more than one period after one at
     /// `shown`: a scan in between (not sent, the same) showed the board
     /// unchanged. Half a period more than one period is beyond any jitter.
+    /// The period is the one the gaps repeat (see
+    /// [`Self::repeated_period`]): a rough board's scan off its schedule
+    /// makes one short gap, and read as the period it took a slide's next
+    /// scan, one period on, for a board that stood (20...Qe4 recorded for
+    /// the queen caught on e4 on its way to f3).
     fn stood(&self, shown: Millis, t: Millis) -> bool {
-        self.period
+        self.repeated_period()
             .is_some_and(|p| t.saturating_sub(shown) > p.saturating_add(p / 2))
     }
 
